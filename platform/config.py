@@ -1,0 +1,268 @@
+"""Job configs: YAML mirrored one-to-one by frozen pydantic models, validated once at the entry point.
+
+A config file names its job's entry point (`entry: "module:attr"`, an explicit registry with no import-time
+magic), the study's fixed parameters (`study:`), the sweep (`sweep:`) and where to run (`cluster:`). The
+study's own parameter model (`TuneStudy.params_model`) types the `study:` block, so one validation pass
+covers the whole file. Every failure becomes a `ConfigError` whose message names the key, the value and
+what was expected; the CLI prints it and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from raygent.platform.study import StudyParams
+
+
+class ConfigError(ValueError):
+    """A config that cannot run; the message is meant for the user as it is."""
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SearchDim(Frozen):
+    """One swept knob: exactly one of the forms below."""
+
+    grid: list[Any] | None = None
+    choice: list[Any] | None = None
+    uniform: tuple[float, float] | None = None
+    loguniform: tuple[float, float] | None = None
+    randint: tuple[int, int] | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> SearchDim:
+        forms = [name for name in type(self).model_fields if getattr(self, name) is not None]
+        if len(forms) != 1:
+            raise ValueError(f"give exactly one of grid, choice, uniform, loguniform, randint (got {forms or 'none'})")
+        for name in ("uniform", "loguniform", "randint"):
+            bounds = getattr(self, name)
+            if bounds is not None and not bounds[0] < bounds[1]:
+                raise ValueError(f"{name} bounds must satisfy low < high (got {list(bounds)})")
+        if self.loguniform is not None and self.loguniform[0] <= 0:
+            raise ValueError(f"loguniform bounds must be > 0 (got {list(self.loguniform)})")
+        values = self.grid if self.grid is not None else self.choice
+        if values is not None and not values:
+            raise ValueError("grid/choice needs at least one value")
+        return self
+
+    @property
+    def values(self) -> list[Any] | None:
+        """The discrete values to check against the parameter's type, when the form has any."""
+        return self.grid if self.grid is not None else self.choice
+
+    def to_tune(self) -> Any:
+        from ray import tune
+
+        if self.grid is not None:
+            return tune.grid_search(list(self.grid))
+        if self.choice is not None:
+            return tune.choice(list(self.choice))
+        if self.uniform is not None:
+            return tune.uniform(*self.uniform)
+        if self.loguniform is not None:
+            return tune.loguniform(*self.loguniform)
+        assert self.randint is not None
+        return tune.randint(*self.randint)
+
+
+class SchedulerSettings(Frozen):
+    type: Literal["none", "asha"] = "none"
+    grace_period: int = Field(1, ge=1)
+    reduction_factor: float = Field(2.0, gt=1)
+    max_t: int = Field(100, ge=1)
+
+
+class Resources(Frozen):
+    cpu: float = Field(1.0, ge=0)
+    gpu: float = Field(0.0, ge=0)
+
+
+class SweepSettings(Frozen):
+    space: dict[str, SearchDim] = {}
+    search: Literal["grid", "optuna"] = "grid"
+    num_samples: int = Field(1, ge=1)
+    scheduler: SchedulerSettings = SchedulerSettings()
+    max_concurrent_trials: int | None = Field(None, ge=1)
+    resources_per_trial: Resources = Resources()
+
+
+class ClusterSettings(Frozen):
+    address: str | None = None
+    num_cpus: int | None = Field(None, ge=1)
+
+
+class JobConfig(Frozen):
+    """A whole config file. `study` is typed by the entry's `params_model` (see `load_config`)."""
+
+    job: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    kind: Literal["sweep", "run"] = "sweep"
+    entry: str = Field(pattern=r"^[\w.]+:\w+$")
+    description: str = ""
+    study: StudyParams = StudyParams()
+    sweep: SweepSettings = SweepSettings()
+    cluster: ClusterSettings = ClusterSettings()
+
+
+def configs_dir() -> Path:
+    """Where the shipped job configs live (`jobs/configs/` in a checkout, `raygent/jobs/configs/` in a wheel)."""
+    import raygent.jobs
+
+    for root in raygent.jobs.__path__:
+        candidate = Path(root) / "configs"
+        if candidate.is_dir():
+            return candidate
+    raise ConfigError("no jobs/configs directory found in the installed raygent package")
+
+
+def resolve_config_path(name_or_path: str) -> Path:
+    """`fls` → `jobs/configs/fls.yaml`; anything that exists as a file is taken as a path."""
+    path = Path(name_or_path)
+    if path.is_file():
+        return path
+    if path.suffix in {".yaml", ".yml"} or "/" in name_or_path:
+        raise ConfigError(f"config file {name_or_path!r} does not exist")
+    candidate = configs_dir() / f"{name_or_path}.yaml"
+    if candidate.is_file():
+        return candidate
+    known = sorted(p.stem for p in configs_dir().glob("*.yaml"))
+    raise ConfigError(f"no job named {name_or_path!r}{_did_you_mean(name_or_path, known)}; known jobs: {', '.join(known)}")
+
+
+def load_entry(entry: str) -> Any:
+    """Import `"module:attr"` and return the attribute."""
+    module_name, _, attr = entry.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"entry: cannot import module {module_name!r} ({exc})") from None
+    if not hasattr(module, attr):
+        raise ConfigError(f"entry: module {module_name!r} has no attribute {attr!r}")
+    return getattr(module, attr)
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """`a.b=1` → (["a", "b"], 1); the value is read as YAML (numbers, lists, booleans, null)."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key or any(not part for part in key.split(".")):
+        raise ConfigError(f"override {text!r}: expected key=value, e.g. study.alpha=0.1")
+    try:
+        value = yaml.safe_load(raw) if raw else ""
+    except yaml.YAMLError:
+        value = raw
+    return key.split("."), value
+
+
+def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
+    for text in overrides:
+        path, value = parse_override(text)
+        node = data
+        for part in path[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ConfigError(f"override {text!r}: {part!r} is a value, not a section")
+            node = child
+        node[path[-1]] = value
+    return data
+
+
+def load_config(name_or_path: str, overrides: Sequence[str] = ()) -> JobConfig:
+    """Read, override and validate a config; raises `ConfigError` naming the first bad key."""
+    path = resolve_config_path(name_or_path)
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
+    return validate_config(apply_overrides(data, overrides))
+
+
+def validate_config(data: Mapping[str, Any]) -> JobConfig:
+    data = dict(data)
+    entry = data.get("entry")
+    if not isinstance(entry, str) or ":" not in entry:
+        raise ConfigError(f"entry: expected 'module:attr' naming the job's class, got {entry!r}")
+    job_class = load_entry(entry)
+    params_model: type[StudyParams] = getattr(job_class, "params_model", StudyParams)
+    model = type(f"{job_class.__name__}Config", (JobConfig,), {"__annotations__": {"study": params_model}})
+    model.model_fields["study"].default = params_model()
+    model.model_rebuild(force=True)
+    try:
+        config = model.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc, model)) from None
+    _check_space(config, params_model)
+    return config
+
+
+def _check_space(config: JobConfig, params_model: type[StudyParams]) -> None:
+    fields = list(params_model.model_fields)
+    for knob, dim in config.sweep.space.items():
+        where = f"sweep.space.{knob}"
+        if knob not in fields:
+            raise ConfigError(f"{where}: {knob!r} is not a parameter of this study{_did_you_mean(knob, fields)}")
+        for index, value in enumerate(dim.values or []):
+            try:
+                params_model.model_validate({**config.study.model_dump(), knob: value})
+            except ValidationError as exc:
+                reason = exc.errors()[0]["msg"]
+                raise ConfigError(f"{where}: value {value!r} at position {index} is invalid: {reason}") from None
+        if config.sweep.search == "optuna" and dim.grid is not None:
+            raise ConfigError(f"{where}: search 'optuna' takes choice/uniform/loguniform/randint, not grid")
+
+
+def _did_you_mean(word: str, candidates: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _fields_at(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
+    """The keys allowed in the mapping found at `loc` inside `model`."""
+    current: Any = model
+    for part in loc:
+        if isinstance(current, type) and issubclass(current, BaseModel) and isinstance(part, str):
+            field = current.model_fields.get(part)
+            if field is None:
+                return []
+            current = field.annotation
+            args = getattr(current, "__args__", ())
+            if getattr(current, "__origin__", None) is dict and len(args) == 2:
+                current = args[1]
+                continue
+            current = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), current)
+        elif isinstance(current, type) and issubclass(current, BaseModel):
+            continue
+        else:
+            return []
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return list(current.model_fields)
+    return []
+
+
+def _explain(exc: ValidationError, model: type[BaseModel]) -> str:
+    error = exc.errors()[0]
+    loc = [str(part) for part in error["loc"]]
+    key = ".".join(loc) or "(top level)"
+    value = error.get("input")
+    if error["type"] == "extra_forbidden":
+        allowed = _fields_at(model, error["loc"][:-1])
+        hint = _did_you_mean(loc[-1], allowed)
+        expected = f"one of: {', '.join(allowed)}" if allowed else "no such key"
+        return f"{key}: unknown key{hint}; expected {expected}"
+    if error["type"] == "missing":
+        return f"{key}: required key is missing"
+    shown = repr(value) if not isinstance(value, float) or math.isfinite(value) else str(value)
+    if isinstance(value, dict | list) and len(shown) > 80:
+        shown = shown[:77] + "..."
+    more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
+    return f"{key}: got {shown}; expected {error['msg'].lower()}{more}"
