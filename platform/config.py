@@ -18,7 +18,6 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-
 from raygent.platform.study import StudyParams
 
 
@@ -135,7 +134,9 @@ def resolve_config_path(name_or_path: str) -> Path:
     if candidate.is_file():
         return candidate
     known = sorted(p.stem for p in configs_dir().glob("*.yaml"))
-    raise ConfigError(f"no job named {name_or_path!r}{_did_you_mean(name_or_path, known)}; known jobs: {', '.join(known)}")
+    raise ConfigError(
+        f"no job named {name_or_path!r}{_did_you_mean(name_or_path, known)}; known jobs: {', '.join(known)}"
+    )
 
 
 def load_entry(entry: str) -> Any:

@@ -27,11 +27,15 @@ class _LocalSession:
         self.state: Any = None
 
 
+_last_report: dict[str, Any] | None = None  # per trial process; read by the sweep's trial wrapper
+
 _local: contextvars.ContextVar[_LocalSession | None] = contextvars.ContextVar("raygent_session", default=None)
 
 
 def report(metrics: Mapping[str, Any], state: Any | None = None) -> None:
     """Report one result; `state` (any picklable object) becomes the trial's checkpoint if given."""
+    global _last_report
+    _last_report = dict(metrics)
     local = _local.get()
     if local is not None:
         local.reports.append(dict(metrics))
@@ -46,6 +50,11 @@ def report(metrics: Mapping[str, Any], state: Any | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / _STATE_FILE).write_bytes(pickle.dumps(state))
         tune.report(dict(metrics), checkpoint=tune.Checkpoint.from_directory(tmp))
+
+
+def last_report() -> dict[str, Any] | None:
+    """The metrics of the latest `report` in this process (None before the first)."""
+    return _last_report
 
 
 def restore() -> Any | None:

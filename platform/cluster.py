@@ -1,0 +1,68 @@
+"""Connecting to Ray: an embedded local cluster by default, an existing one by address.
+
+`--address` (or `RAY_ADDRESS`) joins a running cluster; otherwise `ray.init()` starts one on this machine,
+sized to its cores. Logs are quiet unless `verbose`: worker output is not forwarded and Ray's own loggers
+are held at WARNING, so what the user sees is raygent's progress display.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+
+_QUIET_ENV = {
+    "RAY_DEDUP_LOGS": "1",
+    "RAY_AIR_NEW_OUTPUT": "0",
+    "RAY_USAGE_STATS_ENABLED": "0",
+    "PYTHONWARNINGS": "ignore::DeprecationWarning",
+}
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    address: str
+    embedded: bool
+    num_cpus: float
+    num_gpus: float
+
+
+def connect(address: str | None = None, num_cpus: int | None = None, verbose: bool = False) -> ClusterInfo:
+    """Start or join Ray once per process; returns what was connected to."""
+    import ray
+
+    for key, value in _QUIET_ENV.items():
+        os.environ.setdefault(key, value)
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if not ray.is_initialized():
+        level = logging.INFO if verbose else logging.WARNING
+        kwargs: dict = {
+            "logging_level": level,
+            "log_to_driver": verbose,
+            "configure_logging": True,
+        }
+        if address:
+            ray.init(address=address, **kwargs)
+        else:
+            ray.init(
+                num_cpus=num_cpus or os.cpu_count() or 1,
+                include_dashboard=False,
+                **kwargs,
+            )
+        if not verbose:
+            for name in ("ray", "ray.tune", "ray.train", "ray.data"):
+                logging.getLogger(name).setLevel(logging.WARNING)
+    resources = ray.cluster_resources()
+    return ClusterInfo(
+        address=address or "embedded",
+        embedded=not address,
+        num_cpus=float(resources.get("CPU", 0)),
+        num_gpus=float(resources.get("GPU", 0)),
+    )
+
+
+def disconnect() -> None:
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()

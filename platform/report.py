@@ -1,0 +1,90 @@
+"""A sweep's outputs: `results.csv`, the curve PNG, `summary.json` (the verdict) and `report.html`."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+from raygent.platform import rundir
+from raygent.platform.config import JobConfig, load_entry
+from raygent.platform.study import TuneStudy, Verdict
+
+
+def finalize(run_dir: Path, config: JobConfig, results: pd.DataFrame, wall_s: float | None = None) -> dict[str, Any]:
+    """Write every output of a finished sweep and return the summary."""
+    results.to_csv(run_dir / rundir.RESULTS_FILE, index=False)
+    return write_report(run_dir, config, results, wall_s)
+
+
+def write_report(run_dir: Path, config: JobConfig, results: pd.DataFrame, wall_s: float | None) -> dict[str, Any]:
+    study: TuneStudy = load_entry(config.entry)()
+    finished = results[results["status"] == "TERMINATED"]
+    if finished.empty:
+        verdict = Verdict(claim=study.claim, holds=False, evidence={"error": "no trial finished"})
+    else:
+        verdict = study.analyze(finished.reset_index(drop=True))
+        study.plot(finished.reset_index(drop=True), run_dir / rundir.PLOT_FILE)
+    summary = {
+        "job": config.job,
+        "claim": verdict.claim,
+        "holds": bool(verdict.holds),
+        "evidence": verdict.evidence,
+        "checks": {name: bool(ok) for name, ok in verdict.checks.items()},
+        "metric": study.metric,
+        "mode": study.mode,
+        "trials": len(results),
+        "errored": int((results["status"] == "ERROR").sum()),
+        "wall_s": None if wall_s is None else round(wall_s, 2),
+        "run_dir": str(run_dir),
+    }
+    (run_dir / rundir.SUMMARY_FILE).write_text(json.dumps(summary, indent=2, default=_plain))
+    (run_dir / rundir.REPORT_FILE).write_text(render_html(run_dir, config, results, summary))
+    return summary
+
+
+def _plain(value: Any) -> Any:
+    """json fallback for numpy scalars and arrays."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if hasattr(value, "item"):
+        return value.item()
+    return str(value)
+
+
+def render_html(run_dir: Path, config: JobConfig, results: pd.DataFrame, summary: dict[str, Any]) -> str:
+    plot = run_dir / rundir.PLOT_FILE
+    image = (
+        f'<img alt="curve" src="data:image/png;base64,{base64.b64encode(plot.read_bytes()).decode()}">'
+        if plot.exists()
+        else "<p>(no plot: no trial finished)</p>"
+    )
+    verdict = "HOLDS" if summary["holds"] else "DOES NOT HOLD"
+    color = "#1a7f37" if summary["holds"] else "#cf222e"
+    checks = "".join(f"<li>{'✔' if ok else '✘'} {html.escape(name)}</li>" for name, ok in summary["checks"].items())
+    evidence = html.escape(json.dumps(summary["evidence"], indent=2, default=_plain))
+    table = results.to_html(index=False, float_format=lambda v: f"{v:.4g}", border=0)
+    config_text = html.escape(yaml.safe_dump(rundir.config_dict(config), sort_keys=False))
+    return f"""<!doctype html>
+<html><head><meta charset="utf-8"><title>raygent · {html.escape(config.job)}</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}}
+table{{border-collapse:collapse;font-size:12px}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd}}
+.verdict{{font-size:1.4em;color:{color};font-weight:bold}}pre{{background:#f6f8fa;padding:1em;overflow:auto}}
+img{{max-width:100%}}</style></head><body>
+<h1>{html.escape(config.job)}</h1><p>{html.escape(config.description)}</p>
+<h2>Claim</h2><p>{html.escape(summary["claim"])}</p>
+<p class="verdict">{verdict}</p><ul>{checks}</ul>
+<h2>Curve</h2>{image}
+<h2>Evidence</h2><pre>{evidence}</pre>
+<h2>Trials ({summary["trials"]}, {summary["errored"]} errored)</h2>{table}
+<h2>Config</h2><pre>{config_text}</pre>
+</body></html>
+"""
+
+
+def load_results(run_dir: Path) -> pd.DataFrame:
+    return pd.read_csv(run_dir / rundir.RESULTS_FILE)

@@ -1,0 +1,124 @@
+"""`raygent submit`: the same job as a Ray Job on a running cluster.
+
+The project travels as a wheel in `runtime_env["py_modules"]` (a `working_dir` alone cannot import
+`raygent`, whose folders map to `raygent.<folder>` only when installed); the resolved config travels as the
+job's `working_dir`. The cluster's image provides the dependencies (deploy/Dockerfile).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import hashlib
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+from raygent.platform import rundir
+from raygent.platform.config import ConfigError, JobConfig
+
+_SOURCE_FOLDERS = ("platform", "environments", "policies", "rewards", "jobs")
+_TERMINAL = {"SUCCEEDED", "FAILED", "STOPPED"}
+
+
+def project_root() -> Path:
+    """The checkout this raygent was installed from (an editable install), for building the wheel."""
+    import raygent.platform
+
+    for entry in raygent.platform.__path__:
+        root = Path(entry).resolve().parent
+        if (root / "pyproject.toml").is_file() and (root / "setup.py").is_file():
+            return root
+    raise ConfigError("raygent submit needs a source checkout of raygent (pip install -e .) to build its wheel")
+
+
+def _source_digest(root: Path) -> str:
+    digest = hashlib.sha256()
+    files = [root / "pyproject.toml", root / "setup.py"]
+    for folder in _SOURCE_FOLDERS:
+        files += sorted(p for p in (root / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    for path in files:
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def build_wheel(root: Path | None = None, cache: Path | None = None) -> Path:
+    """Build (or reuse) the project's wheel; cached by a digest of the sources."""
+    root = root or project_root()
+    cache = cache or Path.home() / ".cache" / "raygent" / "wheels"
+    target = cache / _source_digest(root)
+    wheels = sorted(target.glob("raygent-*.whl"))
+    if wheels:
+        return wheels[-1]
+    target.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            tmp,
+            str(root),
+        ]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"building the raygent wheel failed:\n{done.stderr[-2000:]}")
+        built = next(Path(tmp).glob("raygent-*.whl"))
+        final = target / built.name
+        built.replace(final)
+    return final
+
+
+def submit(
+    config: JobConfig,
+    address: str,
+    command: str,
+    out: str | None = None,
+    echo: Callable[[str], None] = print,
+) -> str:
+    """Submit `raygent <command> config.yaml` as a Ray Job; returns the submission id."""
+    from ray.job_submission import JobSubmissionClient
+
+    wheel = build_wheel()
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out = out or f"runs/{config.job}/{stamp}"
+    client = JobSubmissionClient(address)
+    with tempfile.TemporaryDirectory() as workdir:
+        (Path(workdir) / rundir.CONFIG_FILE).write_text(yaml.safe_dump(rundir.config_dict(config), sort_keys=False))
+        job_id: str = client.submit_job(
+            entrypoint=f"python -m raygent.platform.cli {command} {rundir.CONFIG_FILE} --out {out}",
+            runtime_env={"py_modules": [str(wheel)], "working_dir": workdir},
+            submission_id=f"raygent-{config.job}-{stamp}",
+            metadata={"raygent_job": config.job, "raygent_command": command},
+        )
+    echo(f"submitted {job_id} to {address} (wheel {wheel.name}, outputs in the job's {out})")
+    return job_id
+
+
+def follow(address: str, job_id: str, echo: Callable[[str], None] = print) -> str:
+    """Stream the job's logs until it ends; returns its final status."""
+    from ray.job_submission import JobSubmissionClient
+
+    client = JobSubmissionClient(address)
+
+    async def tail() -> None:
+        async for lines in client.tail_job_logs(job_id):
+            for line in lines.rstrip("\n").split("\n"):
+                echo(line)
+
+    asyncio.run(tail())
+    status = str(client.get_job_status(job_id).value)
+    while status not in _TERMINAL:
+        import time
+
+        time.sleep(0.5)
+        status = str(client.get_job_status(job_id).value)
+    return status
