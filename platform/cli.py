@@ -51,7 +51,6 @@ def _load(config: str | None, overrides: list[str] | None, resume: Path | None) 
 
 
 def _connect(config: JobConfig, address: str | None) -> None:
-    import raygent
     from raygent.platform.cluster import connect
 
     try:
@@ -59,13 +58,16 @@ def _connect(config: JobConfig, address: str | None) -> None:
     except ConnectionError as exc:
         _fail(f"cannot reach the Ray cluster: {exc}", code=1)
     where = "embedded local cluster" if info.embedded else f"cluster at {info.address}"
-    origin = Path(next(iter(raygent.__path__))).resolve()
-    console.print(f"raygent from {origin} · {where} · {info.num_cpus:g} CPU, {info.num_gpus:g} GPU", soft_wrap=True)
+    origin = Path(__file__).resolve().parent
+    console.print(f"raygent.platform from {origin} · {where} · {info.num_cpus:g} CPU, {info.num_gpus:g} GPU", soft_wrap=True)
 
 
 @app.callback()
 def _options(verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Ray's own logs.")) -> None:
+    from raygent.platform.cluster import use_auth_token_if_available
+
     _state["verbose"] = verbose
+    use_auth_token_if_available()  # before Ray is imported: it reads RAY_AUTH_MODE once
 
 
 @app.command("list", epilog="Example: raygent list --json")
@@ -168,8 +170,8 @@ def submit(
     command = "sweep" if job_config.kind == "sweep" else "run"
     try:
         job_id = submit_job(job_config, address, command, out, echo=typer.echo)
-    except ConnectionError as exc:
-        _fail(f"cannot reach the Ray Jobs API at {address}: {exc}", code=1)
+    except (ConnectionError, RuntimeError) as exc:
+        _fail(f"cannot submit to the Ray Jobs API at {address}: {exc}", code=1)
     if not wait:
         typer.echo(f"follow it with: ray job logs --address {address} -f {job_id}")
         typer.echo(job_id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 _QUIET_ENV = {
     "RAY_DEDUP_LOGS": "1",
@@ -27,6 +28,19 @@ class ClusterInfo:
     num_gpus: float
 
 
+def use_auth_token_if_available() -> None:
+    """Ray 2.60 clusters started here use token authentication (the token in ~/.ray/auth_token).
+
+    Clients only send it when `RAY_AUTH_MODE=token`; set that when a token is at hand and the user has
+    not chosen a mode, so `raygent submit`/`status` reach such a cluster without extra steps.
+    """
+    if "RAY_AUTH_MODE" in os.environ:
+        return
+    token_file = Path(os.environ.get("RAY_AUTH_TOKEN_PATH", Path.home() / ".ray" / "auth_token"))
+    if os.environ.get("RAY_AUTH_TOKEN") or token_file.is_file():
+        os.environ["RAY_AUTH_MODE"] = "token"
+
+
 def connect(address: str | None = None, num_cpus: int | None = None, verbose: bool = False) -> ClusterInfo:
     """Start or join Ray once per process; returns what was connected to."""
     import ray
@@ -34,6 +48,10 @@ def connect(address: str | None = None, num_cpus: int | None = None, verbose: bo
     for key, value in _QUIET_ENV.items():
         os.environ.setdefault(key, value)
     address = address or os.environ.get("RAY_ADDRESS") or None
+    if address:
+        use_auth_token_if_available()
+    else:
+        os.environ.setdefault("RAY_AUTH_MODE", "token")  # what Ray defaults to, minus its warning
     if not ray.is_initialized():
         level = logging.INFO if verbose else logging.WARNING
         kwargs: dict = {

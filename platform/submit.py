@@ -8,16 +8,19 @@ job's `working_dir`. The cluster's image provides the dependencies (deploy/Docke
 from __future__ import annotations
 
 import asyncio
+import base64
 import datetime as dt
 import hashlib
 import subprocess
 import sys
 import tempfile
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
 import yaml
 from raygent.platform import rundir
+from raygent.platform.cluster import use_auth_token_if_available
 from raygent.platform.config import ConfigError, JobConfig
 
 _SOURCE_FOLDERS = ("platform", "environments", "policies", "rewards", "jobs")
@@ -47,34 +50,55 @@ def _source_digest(root: Path) -> str:
 
 
 def build_wheel(root: Path | None = None, cache: Path | None = None) -> Path:
-    """Build (or reuse) the project's wheel; cached by a digest of the sources."""
+    """Build (or reuse) the project's runtime wheel; cached by a digest of the sources.
+
+    Ray installs a `py_modules` wheel with `pip install` *including its dependencies*, which on a cluster
+    would pull a second torch, ray and vllm over the image's own. The runtime wheel therefore declares no
+    dependencies (the cluster image provides them), and its version carries the source digest as a local
+    label (`0.1.0+<digest>`): Ray caches py_modules by file name, so a changed source must change the name.
+    """
     root = root or project_root()
     cache = cache or Path.home() / ".cache" / "raygent" / "wheels"
-    target = cache / _source_digest(root)
+    digest = _source_digest(root)
+    target = cache / digest
     wheels = sorted(target.glob("raygent-*.whl"))
     if wheels:
         return wheels[-1]
     target.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        command = [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            tmp,
-            str(root),
-        ]
-        done = subprocess.run(command, capture_output=True, text=True)
+        command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", tmp]
+        done = subprocess.run([*command, str(root)], capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError(f"building the raygent wheel failed:\n{done.stderr[-2000:]}")
-        built = next(Path(tmp).glob("raygent-*.whl"))
-        final = target / built.name
-        built.replace(final)
-    return final
+        return runtime_wheel(next(Path(tmp).glob("raygent-*.whl")), digest, target)
+
+
+def runtime_wheel(wheel: Path, label: str, directory: Path) -> Path:
+    """Rewrite `wheel` as version `<version>+<label>` with no declared dependencies; returns the new file."""
+    name, version, rest = wheel.name.split("-", 2)
+    new_version = f"{version}+{label}"
+    old_info, new_info = f"{name}-{version}.dist-info/", f"{name}-{new_version}.dist-info/"
+    out = directory / f"{name}-{new_version}-{rest}"
+    records = []
+    with zipfile.ZipFile(wheel) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as sink:
+        for item in source.infolist():
+            path = item.filename.replace(old_info, new_info, 1)
+            if path == f"{new_info}RECORD":
+                continue
+            data = source.read(item)
+            if path == f"{new_info}METADATA":
+                kept = [
+                    f"Version: {new_version}" if line.startswith("Version: ") else line
+                    for line in data.decode().splitlines()
+                    if not line.startswith(("Requires-Dist:", "Provides-Extra:"))
+                ]
+                data = ("\n".join(kept) + "\n").encode()
+            sink.writestr(path, data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            records.append(f"{path},sha256={digest},{len(data)}")
+        records.append(f"{new_info}RECORD,,")
+        sink.writestr(f"{new_info}RECORD", "\n".join(records) + "\n")
+    return out
 
 
 def submit(
@@ -87,6 +111,7 @@ def submit(
     """Submit `raygent <command> config.yaml` as a Ray Job; returns the submission id."""
     from ray.job_submission import JobSubmissionClient
 
+    use_auth_token_if_available()
     wheel = build_wheel()
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     out = out or f"runs/{config.job}/{stamp}"
@@ -107,6 +132,7 @@ def follow(address: str, job_id: str, echo: Callable[[str], None] = print) -> st
     """Stream the job's logs until it ends; returns its final status."""
     from ray.job_submission import JobSubmissionClient
 
+    use_auth_token_if_available()
     client = JobSubmissionClient(address)
 
     async def tail() -> None:
