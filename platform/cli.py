@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
-from raygent.platform import rundir
-from raygent.platform.config import ConfigError, JobConfig, configs_dir, load_config, load_entry
 from rich.console import Console
 from rich.table import Table
+
+from raygent.platform import rundir
+from raygent.platform.config import ConfigError, JobConfig, configs_dir, load_config, load_entry
 
 app = typer.Typer(
     add_completion=False,
@@ -59,7 +60,9 @@ def _connect(config: JobConfig, address: str | None) -> None:
         _fail(f"cannot reach the Ray cluster: {exc}", code=1)
     where = "embedded local cluster" if info.embedded else f"cluster at {info.address}"
     origin = Path(__file__).resolve().parent
-    console.print(f"raygent.platform from {origin} · {where} · {info.num_cpus:g} CPU, {info.num_gpus:g} GPU", soft_wrap=True)
+    console.print(
+        f"raygent.platform from {origin} · {where} · {info.num_cpus:g} CPU, {info.num_gpus:g} GPU", soft_wrap=True
+    )
 
 
 @app.callback()
@@ -169,7 +172,7 @@ def submit(
     job_config, _ = _load(config, overrides, None)
     command = "sweep" if job_config.kind == "sweep" else "run"
     try:
-        job_id = submit_job(job_config, address, command, out, echo=typer.echo)
+        job_id = submit_job(job_config, address, command, out, echo=typer.echo, verbose=_state["verbose"])
     except (ConnectionError, RuntimeError) as exc:
         _fail(f"cannot submit to the Ray Jobs API at {address}: {exc}", code=1)
     if not wait:

@@ -67,9 +67,7 @@ def connect(address: str | None = None, num_cpus: int | None = None, verbose: bo
                 include_dashboard=False,
                 **kwargs,
             )
-        if not verbose:
-            for name in ("ray", "ray.tune", "ray.train", "ray.data"):
-                logging.getLogger(name).setLevel(logging.WARNING)
+    quiet_ray_logs(verbose)
     resources = ray.cluster_resources()
     return ClusterInfo(
         address=address or "embedded",
@@ -77,6 +75,13 @@ def connect(address: str | None = None, num_cpus: int | None = None, verbose: bo
         num_cpus=float(resources.get("CPU", 0)),
         num_gpus=float(resources.get("GPU", 0)),
     )
+
+
+def quiet_ray_logs(verbose: bool = False) -> None:
+    """Hold Ray's Python loggers at WARNING unless `verbose` (Ray sets them to INFO on import)."""
+    level = logging.INFO if verbose else logging.WARNING
+    for name in ("ray", "ray.tune", "ray.train", "ray.data", "ray.dashboard"):
+        logging.getLogger(name).setLevel(level)
 
 
 def disconnect() -> None:

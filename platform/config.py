@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
 from raygent.platform.study import StudyParams
 
 

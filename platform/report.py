@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 import yaml
+
 from raygent.platform import rundir
 from raygent.platform.config import JobConfig, load_entry
 from raygent.platform.study import TuneStudy, Verdict

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from raygent.platform.config import ConfigError, JobConfig, validate_config
 
 CONFIG_FILE = "config.yaml"

@@ -14,6 +14,7 @@ from fastapi import FastAPI, HTTPException
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict
 from ray import serve
+
 from raygent.platform import rundir
 
 api = FastAPI(title="raygent")

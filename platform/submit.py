@@ -19,8 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import yaml
+
 from raygent.platform import rundir
-from raygent.platform.cluster import use_auth_token_if_available
+from raygent.platform.cluster import quiet_ray_logs, use_auth_token_if_available
 from raygent.platform.config import ConfigError, JobConfig
 
 _SOURCE_FOLDERS = ("platform", "environments", "policies", "rewards", "jobs")
@@ -107,11 +108,13 @@ def submit(
     command: str,
     out: str | None = None,
     echo: Callable[[str], None] = print,
+    verbose: bool = False,
 ) -> str:
     """Submit `raygent <command> config.yaml` as a Ray Job; returns the submission id."""
     from ray.job_submission import JobSubmissionClient
 
     use_auth_token_if_available()
+    quiet_ray_logs(verbose)
     wheel = build_wheel()
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     out = out or f"runs/{config.job}/{stamp}"

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
 from raygent.platform import rundir, session
 from raygent.platform.config import JobConfig, load_entry
 from raygent.platform.session import result_row

@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parent.parent
 RAYGENT = [sys.executable, "-m", "raygent.platform.cli"]
 
 
-def raygent(*args: str, cwd: Path | None = None, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
+def raygent(
+    *args: str, cwd: Path | None = None, timeout: float = 600, env: dict | None = None
+) -> subprocess.CompletedProcess:
     """Run `raygent ARGS` as a user would; returns the finished process (text output)."""
     full_env = {**os.environ, "COLUMNS": "200", **(env or {})}
     return subprocess.run(

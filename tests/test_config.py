@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import raygent
 
 from raygent.platform.config import ConfigError, apply_overrides, load_config, parse_override, resolve_config_path
+
+from conftest import raygent
 
 BASE = {
     "job": "fls",
@@ -41,7 +42,9 @@ def test_unknown_key_suggests_the_nearest(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(write(tmp_path, {**BASE, "swep": {}}))
     assert str(info.value).startswith("swep: unknown key (did you mean 'sweep'?)")
-    with pytest.raises(ConfigError, match=r"sweep\.max_concurent_trials: unknown key \(did you mean 'max_concurrent_trials'"):
+    with pytest.raises(
+        ConfigError, match=r"sweep\.max_concurent_trials: unknown key \(did you mean 'max_concurrent_trials'"
+    ):
         load_config(write(tmp_path, BASE), ["sweep.max_concurent_trials=2"])
 
 

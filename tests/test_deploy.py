@@ -6,8 +6,9 @@ import importlib
 
 import pytest
 import yaml
-from conftest import ROOT
 from ray.serve.schema import ServeDeploySchema
+
+from conftest import ROOT
 
 KUBERAY = ROOT / "deploy" / "kuberay"
 
@@ -39,7 +40,9 @@ def test_raycluster() -> None:
     check_pod_groups(manifest["spec"])
 
 
-@pytest.mark.parametrize(("name", "command"), [("rayjob-sweep.yaml", "raygent sweep"), ("rayjob-run.yaml", "raygent run")])
+@pytest.mark.parametrize(
+    ("name", "command"), [("rayjob-sweep.yaml", "raygent sweep"), ("rayjob-run.yaml", "raygent run")]
+)
 def test_rayjobs_run_raygent(name: str, command: str) -> None:
     manifest = load(name)
     assert (manifest["apiVersion"], manifest["kind"]) == ("ray.io/v1", "RayJob")

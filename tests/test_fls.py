@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+
 from raygent.jobs.fls import FLSParams, FLSStudy
 from raygent.jobs.fls.analysis import METRICS, PARTICIPATION_RATIO, TEST_ERROR, curve_checks
 from raygent.jobs.fls.data import binary_labels, load_npz, make_clusters

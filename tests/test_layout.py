@@ -15,7 +15,10 @@ FOLDERS = ("platform", "environments", "policies", "rewards", "jobs")
 def test_import_platform_from_root_is_the_standard_library() -> None:
     done = subprocess.run(
         [sys.executable, "-c", "import platform; print(platform.__file__)"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     printed = Path(done.stdout.strip()).resolve()
     assert printed.parent == Path(sysconfig.get_paths()["stdlib"]).resolve()

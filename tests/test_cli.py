@@ -1,0 +1,47 @@
+"""The `raygent` command line: listing, help with examples, and output locations."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import raygent
+
+COMMANDS = ("list", "run", "sweep", "submit", "report", "status")
+
+
+def test_list_json_names_the_studies() -> None:
+    done = raygent("list", "--json")
+    assert done.returncode == 0, done.stderr
+    jobs = {job["name"]: job for job in json.loads(done.stdout)}
+    assert {"fls", "neuqi", "clipped_asgd"} <= set(jobs)
+    for job in jobs.values():
+        assert job["kind"] in {"sweep", "run"} and job["summary"] and job["entry"].count(":") == 1
+
+
+def test_list_table_has_one_line_per_job() -> None:
+    done = raygent("list")
+    assert done.returncode == 0
+    assert "fls" in done.stdout and "sweep" in done.stdout
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_help_has_an_example(command: str) -> None:
+    done = raygent(command, "--help")
+    assert done.returncode == 0
+    assert "Example" in done.stdout and f"raygent {command}" in done.stdout
+
+
+def test_report_of_a_missing_run_fails_cleanly(tmp_path) -> None:
+    done = raygent("report", str(tmp_path))
+    assert done.returncode == 2 and "not a raygent run directory" in done.stdout
+    assert "Traceback" not in done.stderr
+
+
+def test_status_lists_local_runs(tmp_path) -> None:
+    run = tmp_path / "fls" / "20260101-000000"
+    run.mkdir(parents=True)
+    (run / "summary.json").write_text(json.dumps({"job": "fls", "holds": True, "trials": 3}))
+    done = raygent("status", "--runs", str(tmp_path))
+    assert done.returncode == 0 and "holds" in done.stdout and "fls" in done.stdout
