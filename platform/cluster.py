@@ -63,6 +63,7 @@ def connect(address: str | None = None, num_cpus: int | None = None, verbose: bo
             ray.init(address=address, **kwargs)
         else:
             ray.init(
+                address="local",  # a new cluster even when a `ray start` one runs on this machine
                 num_cpus=num_cpus or os.cpu_count() or 1,
                 include_dashboard=False,
                 **kwargs,

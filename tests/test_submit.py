@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from raygent.platform.submit import build_wheel
@@ -33,6 +36,7 @@ def head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     bindir = str(Path(sys.executable).parent)
     port, dashboard = free_port(), free_port()
     workdir = tmp_path_factory.mktemp("head")
+    temp_dir = tempfile.mkdtemp(prefix="rgh", dir="/tmp")  # short: Ray's socket paths live under it
     process = subprocess.Popen(
         [
             f"{bindir}/ray",
@@ -64,6 +68,10 @@ def head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         process.wait(timeout=30)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
+    for leftover in psutil.process_iter(["cmdline"]):  # Ray daemons that left the process group
+        if any(temp_dir in part for part in leftover.info["cmdline"] or []):
+            leftover.kill()
+    shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 def test_runtime_wheel_declares_no_dependencies_and_ships_configs(tmp_path: Path) -> None:
