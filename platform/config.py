@@ -12,12 +12,13 @@ from __future__ import annotations
 import difflib
 import importlib
 import math
+import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from raygent.platform.study import StudyParams
 
@@ -196,9 +197,7 @@ def validate_config(data: Mapping[str, Any]) -> JobConfig:
         raise ConfigError(f"entry: expected 'module:attr' naming the job's class, got {entry!r}")
     job_class = load_entry(entry)
     params_model: type[StudyParams] = getattr(job_class, "params_model", StudyParams)
-    model = type(f"{job_class.__name__}Config", (JobConfig,), {"__annotations__": {"study": params_model}})
-    model.model_fields["study"].default = params_model()
-    model.model_rebuild(force=True)
+    model = create_model(f"{job_class.__name__}Config", __base__=JobConfig, study=(params_model, params_model()))
     try:
         config = model.model_validate(data)
     except ValidationError as exc:
@@ -229,26 +228,24 @@ def _did_you_mean(word: str, candidates: Sequence[str]) -> str:
 
 
 def _fields_at(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
-    """The keys allowed in the mapping found at `loc` inside `model`."""
+    """The keys allowed in the mapping found at `loc` inside `model` (through nested models and dicts)."""
     current: Any = model
-    for part in loc:
-        if isinstance(current, type) and issubclass(current, BaseModel) and isinstance(part, str):
-            field = current.model_fields.get(part)
-            if field is None:
-                return []
-            current = field.annotation
-            args = getattr(current, "__args__", ())
-            if getattr(current, "__origin__", None) is dict and len(args) == 2:
-                current = args[1]
-                continue
-            current = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), current)
-        elif isinstance(current, type) and issubclass(current, BaseModel):
-            continue
-        else:
+    index = 0
+    while index < len(loc):
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
             return []
-    if isinstance(current, type) and issubclass(current, BaseModel):
-        return list(current.model_fields)
-    return []
+        field = current.model_fields.get(str(loc[index]))
+        if field is None:
+            return []
+        annotation = field.annotation
+        if typing.get_origin(annotation) is dict:
+            current = typing.get_args(annotation)[1]
+            index += 2  # past the field and the dict's key
+            continue
+        models = [a for a in typing.get_args(annotation) if isinstance(a, type) and issubclass(a, BaseModel)]
+        current = models[0] if models else annotation
+        index += 1
+    return list(current.model_fields) if isinstance(current, type) and issubclass(current, BaseModel) else []
 
 
 def _explain(exc: ValidationError, model: type[BaseModel]) -> str:

@@ -124,6 +124,10 @@ class GradientWorker:
         self._rng = np.random.default_rng(noise_seed)
         self._timing = np.random.default_rng(timing_seed)
 
+    def ready(self) -> bool:
+        """Answers once the actor's process is up (the driver waits for every worker before starting)."""
+        return True
+
     def run(self) -> int:
         """Returns the number of gradients this worker pushed."""
         pushes = 0
@@ -156,10 +160,11 @@ def run_parameter_server(
 ) -> ServerTrace:
     """Runs one server and len(slowdowns) workers on the connected Ray cluster until the stopping rule.
 
-    Stops at `max_updates` applied updates or once monitor(x) ≤ `target`; raises TimeoutError after
-    `timeout_s` seconds. Worker w draws its gradient noise from child 1 + w of SeedSequence(seed) (child 0
-    seeds the sleep times), the same streams the event-driven simulators in `jobs/` give their workers.
-    Workers still asleep when the run stops are killed rather than awaited.
+    Stops at `max_updates` applied updates or once monitor(x) ≤ `target`. Waits for every actor to start
+    before the first pull, then raises TimeoutError if either the start or the run exceeds `timeout_s`.
+    Worker w draws its gradient noise from child 1 + w of SeedSequence(seed) (child 0 seeds the sleep
+    times), the same streams the event-driven simulators in `jobs/` give their workers. Workers still
+    asleep when the run stops are killed rather than awaited.
     """
     if max_updates < 1:
         raise ValueError(f"max_updates must be >= 1, got {max_updates}")
@@ -170,8 +175,11 @@ def run_parameter_server(
         _RemoteWorker.remote(server, grad_fn, w, float(s), base_time, children[1 + w], timing_seeds[w])
         for w, s in enumerate(slowdowns)
     ]
-    start = time.perf_counter()
     try:
+        # Ray starts actor processes a few at a time; without this barrier the first workers up would
+        # run alone for a while and the early delays would not reflect len(slowdowns) workers.
+        ray.get([server.done.remote(), *(worker.ready.remote() for worker in workers)], timeout=timeout_s)
+        start = time.perf_counter()
         runs = [worker.run.remote() for worker in workers]
         while True:
             finished, _ = ray.wait(runs, num_returns=len(runs), timeout=poll_s)

@@ -56,4 +56,4 @@ class RunServer:
 def build_app(args: dict[str, Any]) -> Any:
     """Serve application builder (`import_path: raygent.platform.serving:build_app`)."""
     parsed = AppArgs.model_validate(args)
-    return RunServer.bind(parsed.run_dir)
+    return RunServer.bind(parsed.run_dir)  # type: ignore[attr-defined]

@@ -175,7 +175,8 @@ def run_tuner(
         )
     grid = tuner.fit()
     rows = []
-    for result in grid:
+    for index in range(len(grid)):
+        result = grid[index]
         params = study.params_model.model_validate(
             {key: value for key, value in (result.config or {}).items() if key in study.params_model.model_fields}
         ).model_dump()
