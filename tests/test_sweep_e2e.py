@@ -72,3 +72,25 @@ def test_run_executes_one_trial_at_the_config_values(tmp_path: Path) -> None:
     assert 0.0 <= results.loc[0, "test_error"] <= 1.0
     saved = (tmp_path / "one" / "config.yaml").read_text()
     assert "alpha: 0.3" in saved and "seed: 5" in saved
+
+
+def test_optuna_search_with_asha_samples_the_space(tmp_path: Path) -> None:
+    run_dir = tmp_path / "optuna"
+    space = "sweep.space={alpha: {loguniform: [0.0001, 10.0]}, seed: {choice: [0, 1]}}"
+    done = raygent(
+        "sweep",
+        "fls",
+        "sweep.search=optuna",
+        space,
+        "sweep.num_samples=4",
+        "sweep.scheduler.type=asha",
+        "--out",
+        str(run_dir),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = pd.read_csv(run_dir / "results.csv")
+    assert len(results) == 4 and set(results["status"]) == {"TERMINATED"}
+    assert results["alpha"].between(0.0001, 10.0).all() and results["alpha"].nunique() == 4
+    assert set(results["seed"]) <= {0, 1}
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["trials"] == 4 and isinstance(summary["holds"], bool)
