@@ -52,6 +52,12 @@ def report(metrics: Mapping[str, Any], state: Any | None = None) -> None:
         tune.report(dict(metrics), checkpoint=tune.Checkpoint.from_directory(tmp))
 
 
+def reset() -> None:
+    """Forget the previous trial's last report (a reused trial process runs several trials)."""
+    global _last_report
+    _last_report = None
+
+
 def last_report() -> dict[str, Any] | None:
     """The metrics of the latest `report` in this process (None before the first)."""
     return _last_report

@@ -65,6 +65,7 @@ def make_trainable(entry: str, events_path: str | None, threads: int) -> Callabl
         study = load_entry(entry)()
         if "torch" in sys.modules:
             sys.modules["torch"].set_num_threads(max(1, threads))
+        session.reset()
         trial_id = tune.get_context().get_trial_id()
         finished = _finished_metrics(events_path, trial_id)
         if finished is not None:
@@ -137,6 +138,7 @@ def _tune_config(config: JobConfig, study: TuneStudy, single: bool) -> Any:
         scheduler=scheduler,
         num_samples=1 if single else config.sweep.num_samples,
         max_concurrent_trials=config.sweep.max_concurrent_trials,
+        reuse_actors=True,  # a trial's process start (imports of torch etc.) costs more than many trials
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 from raygent.jobs.clipped_asgd.objective import Objective
 
 

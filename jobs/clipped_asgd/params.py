@@ -6,6 +6,7 @@ import math
 from typing import Literal
 
 from pydantic import Field, model_validator
+
 from raygent.platform.study import StudyParams
 
 
@@ -25,13 +26,13 @@ class ClippedASGDParams(StudyParams):
     n_workers: int = Field(8, ge=1)
     n_slow: int = Field(2, ge=0)
     slowdown: float = Field(1.0, ge=1.0)
-    step_size: float = Field(0.05, gt=0.0)
+    step_size: float = Field(0.03, gt=0.0)
     clip: float = Field(0.2, gt=0.0)
     theta: float = Field(0.5, gt=0.0)
     noise_scale: float = Field(0.01, ge=0.0)
     target: float = Field(1e-4, gt=0.0)
-    max_updates: int = Field(2500, ge=1)
-    replicates: int = Field(10, ge=1)
+    max_updates: int = Field(3000, ge=1)
+    replicates: int = Field(20, ge=1)
     checkpoint_every: int = Field(0, ge=0)
     base_time: float = Field(0.002, gt=0.0)
     timeout_s: float = Field(600.0, gt=0.0)

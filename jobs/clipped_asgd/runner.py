@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+
 from raygent.jobs.clipped_asgd.method import ClippedStep
 from raygent.jobs.clipped_asgd.noise import NoisyGradient
 from raygent.jobs.clipped_asgd.objective import Objective, load_dataset, make_logistic, make_ripple
@@ -34,15 +35,16 @@ class RunStats:
     wall_s: float
 
 
-def make_problem(spec: ClippedASGDParams, rng: np.random.Generator) -> Objective:
-    if spec.objective == "ripple":
+def make_problem(params: ClippedASGDParams, rng: np.random.Generator) -> Objective:
+    """The replicate's objective: a ripple quadratic, or logistic regression on synthetic or loaded data."""
+    if params.objective == "ripple":
         return make_ripple(
-            rng, spec.dim, spec.condition, spec.ripple_amplitude, spec.ripple_frequency, spec.init_distance
+            rng, params.dim, params.condition, params.ripple_amplitude, params.ripple_frequency, params.init_distance
         )
     features = labels = None
-    if spec.data_path is not None:
-        features, labels = load_dataset(spec.data_path)
-    return make_logistic(rng, spec.n_samples, spec.dim, spec.l2, spec.init_distance, features, labels)
+    if params.data_path is not None:
+        features, labels = load_dataset(params.data_path)
+    return make_logistic(rng, params.n_samples, params.dim, params.l2, params.init_distance, features, labels)
 
 
 def run_stats(
@@ -64,19 +66,19 @@ def run_stats(
     )
 
 
-def run_replicate(spec: ClippedASGDParams, seed: int, replicate: int) -> RunStats:
+def run_replicate(params: ClippedASGDParams, seed: int, replicate: int) -> RunStats:
     """One asynchronous run of T = max_updates updates from the replicate's own problem instance."""
     sequence = np.random.SeedSequence([seed, replicate])
-    problem = make_problem(spec, np.random.default_rng(sequence.spawn(1)[0]))
+    problem = make_problem(params, np.random.default_rng(sequence.spawn(1)[0]))
     run_seed = int(sequence.generate_state(1)[0])
-    update = ClippedStep(gamma=spec.step_size, clip=spec.clip)
-    grad_fn = NoisyGradient(problem, theta=spec.theta, scale=spec.noise_scale)
-    slowdowns = straggler_slowdowns(spec.n_workers, spec.n_slow, spec.slowdown)
-    n_fast = spec.n_workers - spec.n_slow
+    update = ClippedStep(gamma=params.step_size, clip=params.clip)
+    grad_fn = NoisyGradient(problem, theta=params.theta, scale=params.noise_scale)
+    slowdowns = straggler_slowdowns(params.n_workers, params.n_slow, params.slowdown)
+    n_fast = params.n_workers - params.n_slow
     start = time.perf_counter()
-    if spec.mode == "simulate":
-        trace = simulate(update, grad_fn, problem.grad_norm_sq, problem.x0, slowdowns, spec.max_updates, run_seed)
-        return run_stats(trace.workers, trace.delays, trace.grad_sq, spec.target, n_fast, time.perf_counter() - start)
+    if params.mode == "simulate":
+        trace = simulate(update, grad_fn, problem.grad_norm_sq, problem.x0, slowdowns, params.max_updates, run_seed)
+        return run_stats(trace.workers, trace.delays, trace.grad_sq, params.target, n_fast, time.perf_counter() - start)
     from raygent.platform.parameter_server import run_parameter_server
 
     served = run_parameter_server(
@@ -84,13 +86,13 @@ def run_replicate(spec: ClippedASGDParams, seed: int, replicate: int) -> RunStat
         update,
         grad_fn,
         slowdowns,
-        spec.max_updates,
-        base_time=spec.base_time,
+        params.max_updates,
+        base_time=params.base_time,
         monitor=problem.grad_norm_sq,
         seed=run_seed,
-        timeout_s=spec.timeout_s,
+        timeout_s=params.timeout_s,
     )
-    return run_stats(served.workers, served.delays, served.grad_sq, spec.target, n_fast, served.wall_s)
+    return run_stats(served.workers, served.delays, served.grad_sq, params.target, n_fast, served.wall_s)
 
 
 def summarize(runs: list[RunStats], max_updates: int) -> dict[str, float]:

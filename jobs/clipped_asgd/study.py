@@ -6,17 +6,21 @@ concurrency τ_C, not on the maximum delay τ_max, and holds with high probabili
 This study checks the two qualitative consequences on a synthetic problem:
 
 1. with clipping, iterations to ‖∇f‖² ≤ ε barely move from S = 1 to S = 100 while the observed τ_max
-   grows more than tenfold;
+   grows more than tenfold (τ_max: the largest delay applied before ‖∇f‖² first reached ε, i.e. among
+   the iterations being counted; delays applied after the target would make the check vacuous);
 2. under heavy tails (θ ≥ 2), clipping lowers the 90th percentile over seeds of the final ‖∇f‖².
 
 It does not claim that unclipped ASGD diverges as stragglers slow down: with random stragglers it does not
 (method notes §0.3), and the plot shows the unclipped curve next to the clipped one.
 
-Unit of a trial: one (S, c, θ) cell run `replicates` times from one seed block. The claim is about a
-quantile over runs, so a trial reports the median iterations and the p90 final ‖∇f‖² over its own runs;
-the swept `seed` replicates whole blocks and `analyze` averages the block statistics. Batching runs into a
-trial keeps the default sweep at a few dozen trials (each ~1–2 s) instead of hundreds of sub-second ones
-whose Tune overhead would exceed the work.
+Unit of a trial: one (S, c, θ) cell run over `replicates` seeds (20 by default, the count the method
+notes used for the p90). The claim is about quantiles over seeds, so a trial reports the median iterations
+and the p90 final ‖∇f‖² over its own runs; `analyze` averages these over seed blocks when the swept `seed`
+lists several. Batching seeds into a trial keeps the default sweep at 16 trials: under `raygent sweep`
+every trial pays seconds of process start-up, which would dwarf 320 sub-second single-seed trials.
+
+Reconstruction [rec]: objective, noise oracle, worker count, straggler model and all constants are ours
+(the paper's experiments were not readable); the update rule is the paper's.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import pandas as pd
+
 from raygent.jobs.clipped_asgd.params import ClippedASGDParams
 from raygent.jobs.clipped_asgd.plots import plot_study
 from raygent.jobs.clipped_asgd.runner import RunStats, run_replicate, summarize
@@ -71,9 +76,12 @@ class ClippedASGDStudy:
         table = _finished(results)
         slowdowns = sorted(float(s) for s in table["slowdown"].unique())
         thetas = sorted(float(t) for t in table["theta"].unique())
-        finite = sorted(float(c) for c in table["clip"].unique() if math.isfinite(c))
-        if not finite or not any(math.isinf(c) for c in table["clip"].unique()):
-            raise ValueError("analyze needs both a finite clip and clip = inf (unclipped) in the results")
+        clips = [float(c) for c in table["clip"].unique()]
+        finite = sorted(c for c in clips if math.isfinite(c))
+        if not finite:
+            evidence = {"error": "no clipped trials (finite clip) in the results"}
+            checks = {"clipped_iterations_flat": False, "tau_max_grows": False, "clipping_lowers_heavy_tail_p90": False}
+            return Verdict(claim=self.claim, holds=False, evidence=evidence, checks=checks)
         c = finite[0]
         light = thetas[0]
         low = slowdowns[0]
@@ -82,19 +90,20 @@ class ClippedASGDStudy:
 
         def cell(clip: float, theta: float, slowdown: float, column: str, how: str = "mean") -> float:
             rows = table[(table["clip"] == clip) & (table["theta"] == theta) & (table["slowdown"] == slowdown)]
+            if rows.empty:
+                return math.nan
             return float(rows[column].max() if how == "max" else rows[column].mean())
 
         clipped_iters = [cell(c, light, s, "iters_to_target_p50") for s in slowdowns]
-        unclipped_iters = [cell(math.inf, light, s, "iters_to_target_p50") for s in slowdowns]
+        in_window = [cell(c, light, s, "iters_to_target_p50") for s in window]
         hit = [cell(c, light, s, "hit_fraction") for s in window]
         tau = [cell(c, light, s, "tau_max", "max") for s in slowdowns]
-        in_window = [it for s, it in zip(slowdowns, clipped_iters, strict=True) if s in window]
         iter_ratio = max(in_window) / min(in_window)
         tau_growth = tau[slowdowns.index(high)] / max(tau[slowdowns.index(low)], 1.0)
 
         heavy = [t for t in thetas if t >= HEAVY_TAIL_THETA]
         p90: dict[str, dict[str, list[float]]] = {}
-        heavy_ok = bool(heavy)
+        heavy_ok = bool(heavy) and math.inf in clips
         for theta in heavy:
             clipped = [cell(c, theta, s, "final_grad_sq_p90") for s in slowdowns]
             unclipped = [cell(math.inf, theta, s, "final_grad_sq_p90") for s in slowdowns]
@@ -102,16 +111,16 @@ class ClippedASGDStudy:
             heavy_ok = heavy_ok and all(a < b for a, b in zip(clipped, unclipped, strict=True))
 
         checks = {
-            "clipped_iterations_flat": bool(iter_ratio < ITERATION_RATIO_MAX and min(hit) >= 0.5),
+            "clipped_iterations_flat": bool(len(window) > 1 and iter_ratio < ITERATION_RATIO_MAX and min(hit) >= 0.5),
             "tau_max_grows": bool(tau_growth > TAU_GROWTH_MIN),
-            "clipping_lowers_heavy_tail_p90": heavy_ok,
+            "clipping_lowers_heavy_tail_p90": bool(heavy_ok),
         }
         evidence = {
             "clip": c,
             "slowdowns": slowdowns,
             "theta_for_iterations": light,
             "clipped_iters_to_target_p50": clipped_iters,
-            "unclipped_iters_to_target_p50": unclipped_iters,
+            "unclipped_iters_to_target_p50": [cell(math.inf, light, s, "iters_to_target_p50") for s in slowdowns],
             "clipped_hit_fraction": hit,
             "tau_max_before_target": tau,
             "tau_max_whole_run": [cell(c, light, s, "tau_max_run", "max") for s in slowdowns],
