@@ -141,8 +141,8 @@ class GradientWorker:
             pushes += 1
 
 
-_RemoteServer = ray.remote(num_cpus=0)(ParameterServer)
-_RemoteWorker = ray.remote(num_cpus=0)(GradientWorker)
+_RemoteServer: Any = ray.remote(num_cpus=0)(ParameterServer)
+_RemoteWorker: Any = ray.remote(num_cpus=0)(GradientWorker)
 
 
 def run_parameter_server(
