@@ -25,8 +25,8 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$STAMP"
 fi
 
-# PyPI's torchvision/torchaudio (pulled in by vllm) cannot load beside the CPU torch build: remove them.
-for pkg in torchvision torchaudio; do
+# PyPI's torchvision/torchaudio/torchcodec (pulled in by vllm) cannot load beside the CPU torch build: remove them.
+for pkg in torchvision torchaudio torchcodec; do
   if "$VENV/bin/pip" show -q "$pkg" >/dev/null 2>&1 && ! (cd /tmp && "$VENV_PY" -c "import $pkg" >/dev/null 2>&1); then
     echo "setup: removing $pkg (cannot load beside this torch)"
     "$VENV/bin/pip" uninstall -q -y "$pkg"

