@@ -24,7 +24,6 @@ from pathlib import Path
 
 import torch
 from pydantic import BaseModel, ConfigDict
-from raygent.jobs.neuqi.corpus import build_tokenizer, generate_text
 from transformers import (
     AutoModelForCausalLM,
     AutoTokenizer,
@@ -34,7 +33,10 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
+from raygent.jobs.neuqi.corpus import build_tokenizer, generate_text
+
 DEFAULT_CACHE = Path("~/.cache/raygent/neuqi")
+CACHE_VERSION = 1  # bump when the corpus or the training code changes, so stale cached models are not reused
 
 
 class TinyLMSpec(BaseModel):
@@ -48,13 +50,16 @@ class TinyLMSpec(BaseModel):
     intermediate_size: int = 256
     seq_len: int = 64
     train_words: int = 120_000
+    preference: float = 0.9
     train_steps: int = 300
     batch_size: int = 32
     lr: float = 3e-3
+    weight_decay: float = 0.01
+    init_std: float = 0.02
     seed: int = 0
 
     def key(self) -> str:
-        blob = json.dumps(self.model_dump(), sort_keys=True).encode()
+        blob = json.dumps({**self.model_dump(), "version": CACHE_VERSION}, sort_keys=True).encode()
         return f"tiny-llama-{hashlib.sha256(blob).hexdigest()[:16]}"
 
 
@@ -72,6 +77,7 @@ def build_tiny_llama(spec: TinyLMSpec, vocab_size: int, pad_token_id: int) -> Ll
         bos_token_id=None,
         eos_token_id=None,
         tie_word_embeddings=False,
+        initializer_range=spec.init_std,
     )
     return LlamaForCausalLM(config)
 
@@ -90,7 +96,7 @@ def token_blocks(
 def train_lm(model: PreTrainedModel, blocks: torch.Tensor, spec: TinyLMSpec) -> list[float]:
     """AdamW with linear warm-up and cosine decay on random blocks; returns the loss of every step."""
     generator = torch.Generator().manual_seed(spec.seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=spec.lr, weight_decay=0.01)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=spec.lr, weight_decay=spec.weight_decay)
     warmup = max(1, spec.train_steps // 10)
 
     def schedule(step: int) -> float:
@@ -119,7 +125,7 @@ def train_tiny_lm(spec: TinyLMSpec, out_dir: Path) -> list[float]:
     torch.manual_seed(spec.seed)
     tokenizer = build_tokenizer()
     model = build_tiny_llama(spec, len(tokenizer), tokenizer.pad_token_id)
-    blocks = token_blocks(tokenizer, generate_text((spec.seed, 0), spec.train_words), spec.seq_len)
+    blocks = token_blocks(tokenizer, generate_text((spec.seed, 0), spec.train_words, spec.preference), spec.seq_len)
     losses = train_lm(model, blocks, spec)
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
@@ -157,18 +163,20 @@ def cached_tiny_lm(spec: TinyLMSpec, cache_dir: str | Path | None = None) -> Pat
             train_tiny_lm(spec, tmp)
             (tmp / "spec.json").write_text(spec.model_dump_json())
             os.rename(tmp, final)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+        except OSError:
+            if not (final / "config.json").exists():  # not a lost race with a lock-less writer
+                raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)  # a no-op after a successful rename
     return final
 
 
-def load_lm(path: str | Path) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """Load a local causal LM and its tokenizer (float32, eval mode), tiny or real."""
+def load_lm(path: str | Path, device: str = "cpu") -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """Load a local causal LM and its tokenizer (float32, eval mode, on `device`), tiny or real."""
     path = Path(path).expanduser()
     model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, local_files_only=True)
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    model.eval()
+    model.to(device).eval()
     return model, tokenizer
 
 

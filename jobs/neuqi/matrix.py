@@ -8,6 +8,8 @@ the diagonal Hessian weights h_i = mean x_i² span orders of magnitude, as in LL
 from __future__ import annotations
 
 import torch
+from torch import Tensor
+
 from raygent.jobs.neuqi.quantize import (
     INITS,
     ScaleSearch,
@@ -17,7 +19,6 @@ from raygent.jobs.neuqi.quantize import (
     to_groups,
     weighted_error,
 )
-from torch import Tensor
 
 
 def synthetic_layer(

@@ -8,7 +8,8 @@
 Differences from the paper: the paper uses its (s, z) as the initialisation of GPTQ (and optionally a light
 distillation); here the weights are rounded to nearest (RTN) with them, as the brief asks, so the
 init alone is measured. All Hessians come from the full-precision model (no sequential, quantised-input
-calibration). As in GPTQ, `lm_head` (and the embeddings) stay in full precision unless `include_lm_head`.
+calibration). The study quantises every linear layer, `lm_head` included (`include_lm_head`; GPTQ and most
+papers keep it in full precision, which is one switch away); the embeddings are never quantised.
 h is damped by `damp · mean(h)` (GPTQ's `percdamp`) so that dead input features keep a small weight.
 """
 
@@ -17,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import torch
-from raygent.jobs.neuqi.quantize import InitName, ScaleSearch, quantize_weight
 from torch import Tensor, nn
+
+from raygent.jobs.neuqi.quantize import InitName, ScaleSearch, quantize_weight
 
 
 def quantizable_linears(model: nn.Module, include_lm_head: bool = False) -> Iterator[tuple[str, nn.Linear]]:
@@ -81,9 +83,9 @@ def quantize_linears(
 
 
 def snapshot(model: nn.Module, names: list[str]) -> dict[str, Tensor]:
-    """Copies of the named linears' weights, to restore the full-precision model between inits."""
+    """CPU copies of the named linears' weights, to restore the full-precision model between inits."""
     modules = dict(model.named_modules())
-    return {name: modules[name].weight.detach().clone() for name in names}
+    return {name: modules[name].weight.detach().to("cpu", copy=True) for name in names}
 
 
 @torch.no_grad()

@@ -38,7 +38,9 @@ InitName = Literal["minmax", "grid", "neuqi"]
 INITS: tuple[InitName, ...] = ("minmax", "grid", "neuqi")
 
 _MIN_SCALE = 1e-12
-_CHUNK_ENTRIES = 1 << 16  # float64 entries per chunk of the exact zero-point solve
+# float64 entries per chunk of the exact zero-point solve: cache-sized on CPU, large on accelerators
+_CHUNK_ENTRIES_CPU = 1 << 16
+_CHUNK_ENTRIES_DEVICE = 1 << 24
 
 
 def levels(bits: int) -> int:
@@ -130,7 +132,8 @@ def optimal_zero(u: Tensor, h: Tensor, bits: int) -> Tensor:
     """
     u = u.double()
     h = h.double()
-    chunk = max(1, _CHUNK_ENTRIES // ((levels(bits) + 2) * u.shape[1]))
+    budget = _CHUNK_ENTRIES_CPU if u.device.type == "cpu" else _CHUNK_ENTRIES_DEVICE
+    chunk = max(1, budget // ((levels(bits) + 2) * u.shape[1]))
     if u.shape[0] <= chunk:
         return _optimal_zero_rows(u, h, bits)
     return torch.cat([_optimal_zero_rows(u[i : i + chunk], h[i : i + chunk], bits) for i in range(0, len(u), chunk)])

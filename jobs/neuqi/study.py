@@ -4,8 +4,9 @@ One trial = one (bits, group size, seed). It measures all three inits on
 
 1. a synthetic layer (outlier weights, log-normal activation scales): relative weighted error `err_*`;
 2. a causal LM (laptop: a tiny Llama trained on grammar text, cached on disk per seed; paper: the local
-   checkpoint at `model_path`): every decoder linear RTN-quantised under each init, held-out perplexity
-   `ppl_*` and the mean per-layer relative weighted error `layer_err_*`.
+   checkpoint at `model_path`, with local `calib_text_path` / `eval_text_path`): every linear layer,
+   `lm_head` included (`include_lm_head: false` gives GPTQ's convention), RTN-quantised under each init;
+   held-out perplexity `ppl_*` and the mean per-layer relative weighted error `layer_err_*`.
 
 The claim (tune-papers.md §10): NeUQI's weighted error is below the grid's, which is below Min-Max's, at
 every bit width; NeUQI's perplexity is no worse than Min-Max's at 2 and 3 bits. The exact float zero-point
@@ -21,6 +22,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import pandas as pd
 import torch
+import transformers
 from pydantic import Field, model_validator
 
 from raygent.jobs.neuqi.corpus import generate_text, read_text
@@ -65,12 +67,16 @@ class NeuqiParams(StudyParams):
     intermediate_size: int = Field(256, ge=8)
     seq_len: int = Field(64, ge=8)
     train_words: int = Field(120_000, ge=1000)
+    preference: float = Field(0.9, ge=0, le=1)
+    init_std: float = Field(0.02, gt=0)
+    weight_decay: float = Field(0.01, ge=0)
     train_steps: int = Field(300, ge=1)
     batch_size: int = Field(32, ge=1)
     lr: float = Field(3e-3, gt=0)
     calib_sequences: int = Field(64, ge=1)
     eval_sequences: int = Field(128, ge=1)
-    include_lm_head: bool = False
+    include_lm_head: bool = True
+    device: str = Field("cpu", description="where the LM runs and is quantised: 'cpu', or 'cuda' at paper scale")
     damp: float = Field(0.01, ge=0)
 
     @model_validator(mode="after")
@@ -100,6 +106,9 @@ class NeuqiParams(StudyParams):
             intermediate_size=self.intermediate_size,
             seq_len=self.seq_len,
             train_words=self.train_words,
+            preference=self.preference,
+            init_std=self.init_std,
+            weight_decay=self.weight_decay,
             train_steps=self.train_steps,
             batch_size=self.batch_size,
             lr=self.lr,
@@ -107,8 +116,8 @@ class NeuqiParams(StudyParams):
         )
 
 
-def _text(path: str | None, seed: int, stream: int, n_words: int) -> str:
-    return read_text(path) if path else generate_text((seed, stream), n_words)
+def _text(path: str | None, p: NeuqiParams, stream: int, n_words: int) -> str:
+    return read_text(path) if path else generate_text((p.seed, stream), n_words, p.preference)
 
 
 def _sample_blocks(blocks: torch.Tensor, count: int, seed: int) -> torch.Tensor:
@@ -119,11 +128,11 @@ def _sample_blocks(blocks: torch.Tensor, count: int, seed: int) -> torch.Tensor:
 def model_metrics(p: NeuqiParams) -> dict[str, float]:
     """Perplexity (FP and per init) and mean per-layer relative weighted error of the quantised LM."""
     path = p.model_path or cached_tiny_lm(p.lm_spec(), p.cache_dir)
-    model, tokenizer = load_lm(path)
+    model, tokenizer = load_lm(path, p.device)
     words = 2 * p.seq_len * max(p.calib_sequences, p.eval_sequences)
-    calib = token_blocks(tokenizer, _text(p.calib_text_path, p.seed, 1, words), p.seq_len)
+    calib = token_blocks(tokenizer, _text(p.calib_text_path, p, 1, words), p.seq_len)
     calib = _sample_blocks(calib, p.calib_sequences, p.seed)
-    held_out = token_blocks(tokenizer, _text(p.eval_text_path, p.seed, 2, words), p.seq_len, p.eval_sequences)
+    held_out = token_blocks(tokenizer, _text(p.eval_text_path, p, 2, words), p.seq_len, p.eval_sequences)
     metrics = {"ppl_fp": perplexity(model, held_out)}
     hessians = calibrate(model, calib, p.include_lm_head)
     original = snapshot(model, list(hessians))
@@ -150,6 +159,7 @@ class NeuqiStudy:
 
     def trainable(self, config: dict[str, Any]) -> None:
         p = NeuqiParams.model_validate(config)
+        transformers.utils.logging.disable_progress_bar()
         torch.set_num_threads(1)
         torch.manual_seed(p.seed)
         np.random.seed(p.seed)
@@ -167,6 +177,8 @@ class NeuqiStudy:
 
     def analyze(self, results: pd.DataFrame) -> Verdict:
         done = results[results["status"] == "TERMINATED"]
+        if done.empty:
+            return Verdict(claim=self.claim, holds=False, evidence={"trials": 0}, checks={})
         table = done.groupby(["group_size", "bits"]).mean(numeric_only=True)
         several_groups = table.index.get_level_values("group_size").nunique() > 1
         checks: dict[str, bool] = {}
@@ -205,11 +217,11 @@ class NeuqiStudy:
                     axes[0, 1].plot(table.index, table[f"ppl_{init}"], dash, color=color, marker=marker,
                                     label=f"{init} ({label})")
             if has_ppl:
-                axes[0, 1].plot(table.index, table["ppl_fp"], ":", color="black", label=f"full precision ({label})")
+                axes[0, 1].plot(table.index, table["ppl_fp"], ":", color="black", label="full precision")
         axes[0, 0].set(yscale="log", xlabel="bits", ylabel="relative weighted error Σh(w-ŵ)²/Σhw²",
                        title="Synthetic layer (mean over seeds)")
         if has_ppl:
-            axes[0, 1].set(yscale="log", xlabel="bits", ylabel="held-out perplexity", title="Tiny LM, RTN")
+            axes[0, 1].set(xlabel="bits", ylabel="held-out perplexity", title="Causal LM, RTN (mean over seeds)")
         for axis in axes[0]:
             axis.set_xticks(sorted(done["bits"].unique()))
             axis.legend(fontsize=7)
