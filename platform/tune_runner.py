@@ -182,7 +182,9 @@ def run_tuner(
         params = study.params_model.model_validate(
             {key: value for key, value in (result.config or {}).items() if key in study.params_model.model_fields}
         ).model_dump()
-        metrics = {k: v for k, v in (result.metrics or {}).items() if k not in _TUNE_KEYS and "/" not in k}
+        metrics = {
+            k: v for k, v in (result.metrics or {}).items() if k not in _TUNE_KEYS and not k.startswith("config/")
+        }
         row = result_row(params, [metrics] if metrics else [], trial_id=str((result.metrics or {}).get("trial_id")))
         row["iterations"] = int((result.metrics or {}).get("training_iteration", 0) or 0)
         if result.error is not None:
