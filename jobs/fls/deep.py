@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+
 from raygent.jobs.fls.model import neuron_direction_pr
 
 _NAMES = ("w1", "w2", "w3")

@@ -16,8 +16,9 @@ from __future__ import annotations
 from typing import Protocol
 
 import numpy as np
-from raygent.jobs.fls.descent import DescentModel
 from scipy.special import expit
+
+from raygent.jobs.fls.descent import DescentModel
 
 INIT_STREAM = 1
 """Second entry of the `np.random.default_rng([seed, stream])` key used for the initialisation."""

@@ -9,6 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
+
 from raygent.jobs.fls.analysis import PARTICIPATION_RATIO, TEST_ERROR, alpha_curve, split_groups
 
 

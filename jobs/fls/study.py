@@ -19,6 +19,8 @@ from typing import Any, ClassVar, Literal
 
 import pandas as pd
 from pydantic import Field
+from threadpoolctl import threadpool_limits
+
 from raygent.jobs.fls.analysis import (
     GD_STEPS,
     PARTICIPATION_RATIO,
@@ -37,7 +39,6 @@ from raygent.jobs.fls.model import Network, TwoLayerReLU, effective_lr, zero_one
 from raygent.jobs.fls.plotting import plot_error_and_pr
 from raygent.platform import session
 from raygent.platform.study import StudyParams, Verdict
-from threadpoolctl import threadpool_limits
 
 
 class FLSParams(StudyParams):
@@ -92,6 +93,7 @@ def build_model(params: FLSParams, data: Dataset) -> Network:
     if params.resolved_architecture() == "two_layer":
         return TwoLayerReLU.init(data.x_train, data.y_train, params.width, params.alpha, params.seed)
     import torch
+
     from raygent.jobs.fls.deep import DeepReLU
 
     torch.set_num_threads(1)
