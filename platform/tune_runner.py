@@ -100,9 +100,10 @@ def _log_event(path: str | None, event: dict[str, Any]) -> None:
 
 def param_space(config: JobConfig, single: bool = False) -> dict[str, Any]:
     """Fixed study parameters as constants, swept ones as Tune domains (none when `single`)."""
-    space: dict[str, Any] = config.study.model_dump()
-    if not single:
-        space.update({knob: dim.to_tune() for knob, dim in config.sweep.space.items()})
+    swept = {} if single else config.sweep.space
+    space: dict[str, Any] = {k: v for k, v in config.study.model_dump().items() if k not in swept}
+    # Tune varies the last grid key fastest, so trials run in the YAML's order: last knob fastest.
+    space.update({knob: dim.to_tune() for knob, dim in swept.items()})
     return space
 
 
