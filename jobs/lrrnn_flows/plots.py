@@ -1,0 +1,81 @@
+"""The study's figure: per case, ground-truth vs sampled dynamics and the residual before/after max-ent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pandas as pd
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+from raygent.jobs.lrrnn_flows.pipeline import HIST_BINS
+
+DYNAMICS = {  # case -> (statistic, axis label)
+    "bistable": ("stable_fp", "stable fixed points"),
+    "multistable": ("stable_fp", "stable fixed points"),
+    "heavy_tailed": ("stable_fp", "stable fixed points"),
+    "limit_cycle": ("period", "period (tau)"),
+    "ring": ("ring_drift_deg", "drift over 10 tau (deg)"),
+    "recorded": ("stable_fp", "stable fixed points"),
+}
+
+
+def _hist(rows: pd.DataFrame, prefix: str) -> np.ndarray:
+    cols = [c for c in rows.columns if c.startswith(f"hist/{prefix}_")]
+    return rows[sorted(cols)].mean().to_numpy() if cols and len(rows) else np.zeros(len(HIST_BINS) - 1)
+
+
+def plot_study(results: pd.DataFrame, path: Path) -> None:
+    """2 x (cases + 1) panels: dynamics bars, residual histograms; last column rank elbow and entropy vs lambda."""
+    ok = results[results["status"] == "TERMINATED"]
+    lam_hi, lam_lo = ok["entropy_weight"].max(), ok["entropy_weight"].min()
+    cases = [c for c in DYNAMICS if c in set(ok["case"])]
+    fig, axes = plt.subplots(2, len(cases) + 1, figsize=(3.2 * (len(cases) + 1), 6.2), squeeze=False)
+    centres = 0.5 * (HIST_BINS[1:] + HIST_BINS[:-1])
+    gauss = np.exp(-0.5 * centres**2) / np.sqrt(2 * np.pi)
+    for col, case in enumerate(cases):
+        rows = ok[(ok["case"] == case) & (ok["rank_offset"] == 0)]
+        stat, label = DYNAMICS[case]
+        bars = {"truth": rows.get(f"gt/{stat}"), "point est.": rows.get(f"fit/{stat}")}
+        for lam in sorted(set(rows["entropy_weight"])):
+            bars[f"flow λ={lam:g}"] = rows[rows["entropy_weight"] == lam].get(f"sampled/{stat}")
+        names = [k for k, v in bars.items() if v is not None and pd.to_numeric(v, errors="coerce").notna().any()]
+        values = [pd.to_numeric(bars[k], errors="coerce") for k in names]
+        ax = axes[0, col]
+        ax.bar(range(len(names)), [v.mean() for v in values], yerr=[v.std() for v in values],
+               color=["0.3", "0.6", "tab:orange", "tab:blue"][: len(names)])
+        ax.set_xticks(range(len(names)), names, rotation=30, fontsize=7)
+        ax.set_title(case)
+        ax.set_ylabel(label, fontsize=8)
+        ax = axes[1, col]
+        ax.plot(centres, _hist(rows[rows["entropy_weight"] == lam_hi], "point"), "k-", label="point estimate")
+        ax.plot(centres, _hist(rows[rows["entropy_weight"] == lam_lo], "flow"), "--", color="tab:orange",
+                label=f"flow λ={lam_lo:g}")
+        ax.plot(centres, _hist(rows[rows["entropy_weight"] == lam_hi], "flow"), "-", color="tab:blue",
+                label=f"flow λ={lam_hi:g}")
+        ax.plot(centres, gauss, ":", color="0.5", label="N(0,1)")
+        ax.set_xlabel("unidentifiable residual (z)", fontsize=8)
+        if col == 0:
+            ax.legend(fontsize=6)
+    ax = axes[0, -1]
+    colour = {case: f"C{i}" for i, case in enumerate(sorted(set(ok["case"])))}
+    for case in colour:
+        rows = ok[ok["case"] == case].groupby("rank_offset")["fit/heldout_mse"].median()
+        ax.semilogy(rows.index, rows.to_numpy(), "o-", color=colour[case], label=case)
+    ax.set_xlabel("rank - true rank")
+    ax.set_ylabel("held-out prediction MSE", fontsize=8)
+    ax.set_title("rank elbow")
+    ax.legend(fontsize=6)
+    ax = axes[1, -1]
+    for case in colour:
+        rows = ok[(ok["case"] == case) & (ok["rank_offset"] == 0)].groupby("entropy_weight")["flow/entropy"].mean()
+        if len(rows):
+            ax.plot(rows.index, rows.to_numpy(), "o-", color=colour[case], label=case)
+    ax.set_xlabel("entropy weight λ")
+    ax.set_ylabel("flow entropy (nats)", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
