@@ -1,0 +1,77 @@
+"""The observation text: the page's accessibility tree with element ids (set-of-marks), and how to read it.
+
+The format, one element per line, indented two spaces per tree level:
+
+    [12] button "Save"
+    [13] textbox "Find" value="hello"
+    [14] checkbox "Bold" checked
+    [15] menuitem "Export…" disabled
+         text "Untitled document — 3 words"
+
+- `[N]` is the element id the agent's actions use (`click(12)`, `type(13, "x")`); only elements an agent can
+  act on get one: links, buttons, inputs, selects, options, menu items, tabs, sliders, checkboxes, radios,
+  canvases, and anything with a click handler role. Ids are stable within an observation and assigned in
+  document order; the page carries them as `data-rg-id` so actions resolve them.
+- The role is the ARIA role (explicit or implicit), the name the accessible name in double quotes (JSON
+  escaped). Flags: `value="..."`, `checked`, `selected`, `expanded`, `disabled`, `focused`.
+- Lines without an id are visible text or structural landmarks that give context.
+
+`parse` reads the text back into `Element`s; `find` is what scripted solvers use to locate an element.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+_QUOTED = r'"(?:[^"\\]|\\.)*"'
+_LINE = re.compile(rf"^(?P<indent> *)(?:\[(?P<id>\d+)\] )?(?P<role>[\w-]+)(?: (?P<name>{_QUOTED}))?(?P<rest>.*)$")
+_VALUE = re.compile(rf"value=({_QUOTED})")
+_FLAGS = ("checked", "selected", "expanded", "disabled", "focused")
+
+
+@dataclass(frozen=True)
+class Element:
+    id: int | None
+    role: str
+    name: str
+    depth: int
+    value: str | None = None
+    flags: frozenset[str] = field(default_factory=frozenset)
+
+
+def parse(text: str) -> list[Element]:
+    """The elements of an observation text, in order; lines that do not match the format are skipped."""
+    elements = []
+    for line in text.splitlines():
+        match = _LINE.match(line)
+        if not match:
+            continue
+        rest = match["rest"]
+        value_match = _VALUE.search(rest)
+        rest_without_value = _VALUE.sub("", rest)
+        elements.append(
+            Element(
+                id=int(match["id"]) if match["id"] else None,
+                role=match["role"],
+                name=json.loads(match["name"]) if match["name"] else "",
+                depth=len(match["indent"]) // 2,
+                value=json.loads(value_match.group(1)) if value_match else None,
+                flags=frozenset(f for f in _FLAGS if re.search(rf"\b{f}\b", rest_without_value)),
+            )
+        )
+    return elements
+
+
+def find(text: str, name: str, role: str | None = None, *, exact: bool = True) -> int:
+    """The id of the first actionable element with this accessible name (and role, if given).
+
+    Raises `LookupError` listing what is there, so a broken solver says what it saw.
+    """
+    for element in parse(text):
+        if element.id is None or (role is not None and element.role != role):
+            continue
+        if element.name == name if exact else name.lower() in element.name.lower():
+            return element.id
+    raise LookupError(f"no {role or 'element'} named {name!r} in the observation:\n{text[:2000]}")
