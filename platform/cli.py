@@ -194,6 +194,40 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory written by 
     typer.echo(str((run_dir / rundir.REPORT_FILE).resolve()))
 
 
+@app.command(
+    epilog="Examples: raygent serve runs/grpo_toy/20261130-101500 · "
+    "curl -X POST localhost:8000/v1/act -d '{\"task\": {\"instruction\": \"What is 2+3?\"}, "
+    "\"observation\": {\"text\": \"What is 2+3?\"}}'"
+)
+def serve(
+    run_dir: Path = typer.Argument(..., help="A run directory (an agent run serves its trained policy)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address the HTTP proxy binds."),
+    port: int = typer.Option(8000, "--port", help="HTTP port."),
+    backend: str = typer.Option("hf", "--backend", help="Inference backend for the policy: hf or vllm."),
+    address: str | None = typer.Option(None, "--address", help="Join this Ray cluster (default: embedded)."),
+    once: bool = typer.Option(False, "--once", help="Deploy, print the URL and exit (the app keeps running)."),
+) -> None:
+    """Serve a run as a Ray Serve app: /v1/act and /v1/chat/completions for agents, /v1/summary, /v1/report."""
+    import time
+
+    from ray import serve as ray_serve
+
+    from raygent.platform.serving import build_app
+
+    job_config, _ = _load(None, None, run_dir)
+    _connect(job_config, address)
+    ray_serve.start(http_options={"host": host, "port": port})
+    ray_serve.run(build_app({"run_dir": str(run_dir.resolve()), "backend": backend}), name="raygent", route_prefix="/")
+    typer.echo(f"serving {run_dir} at http://{host}:{port}  (POST /v1/act, /v1/chat/completions; GET /v1/summary)")
+    if once:
+        return
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        ray_serve.shutdown()
+
+
 @app.command(epilog="Examples: raygent status · raygent status --address http://127.0.0.1:8265")
 def status(
     address: str | None = typer.Option(None, "--address", help="A cluster's Jobs address: list its jobs."),

@@ -197,7 +197,11 @@ def validate_config(data: Mapping[str, Any]) -> JobConfig:
         raise ConfigError(f"entry: expected 'module:attr' naming the job's class, got {entry!r}")
     job_class = load_entry(entry)
     params_model: type[StudyParams] = getattr(job_class, "params_model", StudyParams)
-    model = create_model(f"{job_class.__name__}Config", __base__=JobConfig, study=(params_model, params_model()))
+    sections: dict[str, Any] = {"study": (params_model, params_model())}
+    config_model: type[BaseModel] | None = getattr(job_class, "config_model", None)
+    if config_model is not None:  # an agent recipe: its sections (policy, env, ...) sit at the top level
+        sections.update({name: (f.annotation, f) for name, f in config_model.model_fields.items()})
+    model = create_model(f"{job_class.__name__}Config", __base__=JobConfig, **sections)
     try:
         config = model.model_validate(data)
     except ValidationError as exc:

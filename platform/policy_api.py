@@ -1,0 +1,153 @@
+"""The policy routes of an agent run's Serve app: `POST /v1/act` and an OpenAI-compatible
+`POST /v1/chat/completions`, over the run's trained checkpoint (`RUN_DIR/checkpoints/final`).
+
+Requests are pydantic models, so a malformed body is a 422; `BodyLimit` answers 413 for bodies over the limit
+before they are parsed; neither reaches the model, so neither can crash the replica. `/v1/act` builds the prompt
+with the run's own prompt format, exactly as its rollout workers did, and returns the policy's action text.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from raygent.platform.rl.checkpoint import CHECKPOINTS, FINAL, STATE_FILE
+from raygent.platform.rundir import load_run_config
+from raygent.policies.backends import InferenceBackend, SamplingParams, make_backend
+from raygent.policies.loading import load_tokenizer
+from raygent.policies.prompts import ChatMessage, PromptFormat, Turn, encode_prompt, render_prompt
+
+DEFAULT_MAX_BODY_BYTES = 64 * 1024
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ActTask(Strict):
+    instruction: str = Field(min_length=1, max_length=4000)
+    id: str | None = None
+
+
+class ActObservation(Strict):
+    text: str = Field(max_length=32_000)
+    url: str | None = None
+    last_action_error: str | None = None
+
+
+class ActRequest(Strict):
+    """An observation of an episode in progress: the task, what the agent sees now, and earlier turns."""
+
+    task: ActTask
+    observation: ActObservation
+    history: list[Turn] = Field(default_factory=list, max_length=64)
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_new_tokens: int = Field(default=64, ge=1, le=1024)
+
+
+class ActResponse(Strict):
+    action: str
+    policy_version: int
+    finish_reason: str
+
+
+class ChatRequest(BaseModel):
+    """The OpenAI chat-completions request fields this server honours (others are accepted and ignored)."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str = "raygent"
+    messages: list[ChatMessage] = Field(min_length=1, max_length=256)
+    max_tokens: int | None = Field(default=None, ge=1, le=4096)
+    max_completion_tokens: int | None = Field(default=None, ge=1, le=4096)
+    temperature: float = Field(default=1.0, ge=0.0, le=2.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    stop: str | list[str] | None = None
+    n: Literal[1] = 1
+    seed: int | None = None
+
+
+class BodyLimit(BaseHTTPMiddleware):
+    """413 for request bodies over `max_bytes` (by Content-Length, or by reading a chunked body)."""
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        super().__init__(app)
+        self.max_bytes = max_bytes
+
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        declared = request.headers.get("content-length")
+        too_big = declared is not None and declared.isdigit() and int(declared) > self.max_bytes
+        if not too_big and request.method in {"POST", "PUT", "PATCH"}:
+            too_big = len(await request.body()) > self.max_bytes
+        if too_big:
+            return JSONResponse({"detail": f"request body over {self.max_bytes} bytes"}, status_code=413)
+        return await call_next(request)
+
+
+class PolicyService:
+    """The model behind the routes: a backend on the checkpoint, the run's prompt format and the version."""
+
+    def __init__(self, checkpoint: Path, prompt_format: PromptFormat, version: int, backend: str = "hf") -> None:
+        self.backend: InferenceBackend = make_backend(backend, checkpoint, version=version)
+        self.tokenizer = load_tokenizer(checkpoint)
+        self.prompt_format = prompt_format
+
+    @classmethod
+    def from_run(cls, run_dir: Path, backend: str = "hf") -> PolicyService | None:
+        """The service over an agent run's final checkpoint, or None when the run has none (a sweep)."""
+        final = run_dir / CHECKPOINTS / FINAL
+        if not (final / "config.json").is_file():
+            return None
+        config = load_run_config(run_dir)
+        prompt = config.policy.prompt if hasattr(config, "policy") else PromptFormat()
+        state = json.loads((final / STATE_FILE).read_text()) if (final / STATE_FILE).is_file() else {}
+        return cls(final, prompt, int(state.get("version", 0)), backend)
+
+    def act(self, request: ActRequest) -> ActResponse:
+        messages = self.prompt_format.messages(request.task.instruction, request.observation.text, request.history)
+        params = SamplingParams(temperature=request.temperature, max_new_tokens=request.max_new_tokens)
+        completion = self.backend.generate([encode_prompt(self.tokenizer, messages)], params)[0]
+        return ActResponse(
+            action=completion.text, policy_version=completion.policy_version, finish_reason=completion.finish_reason
+        )
+
+    def chat(self, request: ChatRequest) -> dict[str, Any]:
+        stops = (request.stop,) if isinstance(request.stop, str) else tuple(request.stop or ())
+        params = SamplingParams(
+            temperature=request.temperature,
+            top_p=request.top_p,
+            max_new_tokens=request.max_completion_tokens or request.max_tokens or 128,
+            stop=stops,
+            seed=request.seed,
+        )
+        prompt = encode_prompt(self.tokenizer, request.messages)
+        completion = self.backend.generate([prompt], params)[0]
+        return {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": completion.text},
+                    "finish_reason": completion.finish_reason,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": len(completion.prompt_ids),
+                "completion_tokens": len(completion.response_ids),
+                "total_tokens": len(completion.prompt_ids) + len(completion.response_ids),
+            },
+            "system_fingerprint": f"raygent-v{completion.policy_version}",
+        }
+
+    def render(self, messages: list[ChatMessage]) -> str:
+        return render_prompt(self.tokenizer, messages)

@@ -1,0 +1,13 @@
+"""The RL orchestration core (DESIGN §3): inference-engine actors, rollout workers, the learner, weight sync, the
+sync/async trainer loop and its checkpoints. Modules:
+
+- `settings`: the typed config sections of an agent run (`policy`, `env`, `rollout`, `learner`, `trainer`).
+- `engine`: `InferenceEngine`, a Ray actor over a `policies.backends` backend that batches requests across workers.
+- `rollout`: `EpisodeRunner` (multi-turn episodes of N environments in lockstep) and the `RolloutWorker` actor.
+- `batch`: trajectories and demonstrations → padded token tensors with loss masks.
+- `learner`: `Learner` (torch: SFT, GRPO/PPO with optional KL and adversarial imitation) and its actor.
+- `weight_sync`: learner → engines (object store; a `ray.util.collective` broadcast for GPU clusters).
+- `tasks`: `TaskStream`, the deterministic, resumable sequence of task batches.
+- `checkpoint`, `metrics`, `trainer`: the loop, its checkpoints and its metric sinks.
+- `data_parallel`: the same learner update over Ray Train's `TorchTrainer` workers (DDP).
+"""

@@ -1,0 +1,182 @@
+"""`InferenceEngine`: one inference backend (`hf` or `vllm`) as a Ray actor shared by many rollout workers.
+
+Rollout workers call `generate` concurrently; the engine gathers the requests that arrive while the backend is
+busy and serves them in one backend call, so a CPU transformers model sees one large padded batch instead of
+many small ones and vLLM sees one scheduling round (DESIGN §3: batch generation across workers). Requests are
+merged only when their `SamplingParams` are equal and carry no seed (a seeded request is reproducible only
+alone). `load_weights` waits for the running batch, swaps the weights and bumps the version; every completion
+carries the version of the weights that generated it.
+
+Environment variables for vLLM on CPU (`VLLM_ENABLE_V1_MULTIPROCESSING=0`, `VLLM_CPU_KVCACHE_SPACE`) are set by
+`engine_runtime_env` and passed as the actor's runtime environment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import ray
+from torch import Tensor
+
+from raygent.policies.backends import Completion, InferenceBackend, Prompt, SamplingParams, make_backend
+
+VLLM_CPU_ENV = {"VLLM_ENABLE_V1_MULTIPROCESSING": "0", "VLLM_CPU_KVCACHE_SPACE": "1"}
+
+
+def engine_runtime_env(backend: str) -> dict[str, Any]:
+    """The actor runtime environment a backend needs (vLLM's in-process engine; nothing for `hf`)."""
+    return {"env_vars": dict(VLLM_CPU_ENV)} if backend == "vllm" else {}
+
+
+@dataclass
+class _Request:
+    prompts: list[Prompt]
+    params: SamplingParams
+    done: asyncio.Future[list[Completion]]
+
+
+@dataclass
+class EngineStats:
+    """Counters since start: backend calls, requests and prompts served, tokens generated, busy seconds."""
+
+    calls: int = 0
+    requests: int = 0
+    prompts: int = 0
+    tokens: int = 0
+    busy_s: float = 0.0
+    versions: list[int] = field(default_factory=list)
+
+
+class InferenceEngine:
+    """The actor class (wrap with `ray.remote`; see `start_engines`). Also usable in-process for tests."""
+
+    def __init__(self, backend: str, model_path: str, options: Mapping[str, Any] | None = None, max_batch: int = 256):
+        self.backend: InferenceBackend = make_backend(backend, model_path, **dict(options or {}))
+        self.max_batch = max_batch
+        self.stats = EngineStats()
+        self._pending: list[_Request] = []
+        self._wake: asyncio.Event | None = None
+        self._lock: asyncio.Lock | None = None
+        self._loop_task: asyncio.Task[None] | None = None
+
+    def version(self) -> int:
+        return self.backend.version
+
+    def ready(self) -> int:
+        """Returns the version once the backend is loaded (callers wait on it after creating the actor)."""
+        return self.backend.version
+
+    def get_stats(self) -> dict[str, Any]:
+        return {**self.stats.__dict__, "version": self.backend.version}
+
+    async def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Completion]:
+        """Completions for `prompts`, possibly generated in one batch with other workers' requests."""
+        if not prompts:
+            return []
+        self._start()
+        assert self._wake is not None
+        future: asyncio.Future[list[Completion]] = asyncio.get_running_loop().create_future()
+        self._pending.append(_Request(list(prompts), params, future))
+        self._wake.set()
+        return await future
+
+    async def load_weights(self, state: Mapping[str, Tensor], version: int) -> int:
+        """Replaces the weights between batches; returns the new version."""
+        self._start()
+        assert self._lock is not None
+        async with self._lock:
+            await asyncio.to_thread(self.backend.load_weights, state, version)
+        self.stats.versions.append(version)
+        return self.backend.version
+
+    async def receive_weights(
+        self, spec: list[tuple[str, tuple[int, ...], str]], version: int, group_name: str, device: str = "cpu"
+    ) -> int:
+        """Receives a `ray.util.collective` broadcast of the tensors in `spec` and loads them as `version`."""
+        import torch
+        from ray.util import collective
+
+        def receive() -> dict[str, Tensor]:
+            state = {}
+            for name, shape, dtype in spec:
+                tensor = torch.empty(shape, dtype=getattr(torch, dtype), device=device)
+                collective.broadcast(tensor, src_rank=0, group_name=group_name)
+                state[name] = tensor
+            return state
+
+        state = await asyncio.to_thread(receive)
+        return await self.load_weights(state, version)
+
+    def _start(self) -> None:
+        if self._loop_task is None:
+            self._wake = asyncio.Event()
+            self._lock = asyncio.Lock()
+            self._loop_task = asyncio.get_running_loop().create_task(self._serve())
+
+    async def _serve(self) -> None:
+        assert self._wake is not None and self._lock is not None
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._pending:
+                batch = self._take_batch()
+                async with self._lock:
+                    await self._run(batch)
+
+    def _take_batch(self) -> list[_Request]:
+        first = self._pending.pop(0)
+        batch, size = [first], len(first.prompts)
+        if first.params.seed is None:
+            for request in list(self._pending):
+                if request.params == first.params and size + len(request.prompts) <= self.max_batch:
+                    self._pending.remove(request)
+                    batch.append(request)
+                    size += len(request.prompts)
+        return batch
+
+    async def _run(self, batch: list[_Request]) -> None:
+        prompts = [prompt for request in batch for prompt in request.prompts]
+        start = time.perf_counter()
+        try:
+            completions = await asyncio.to_thread(self.backend.generate, prompts, batch[0].params)
+        except Exception as error:  # the callers see the backend's error; the engine keeps serving
+            for request in batch:
+                if not request.done.done():
+                    request.done.set_exception(error)
+            return
+        self.stats.busy_s += time.perf_counter() - start
+        self.stats.calls += 1
+        self.stats.requests += len(batch)
+        self.stats.prompts += len(prompts)
+        self.stats.tokens += sum(len(c.response_ids) for c in completions)
+        offset = 0
+        for request in batch:
+            request.done.set_result(completions[offset : offset + len(request.prompts)])
+            offset += len(request.prompts)
+
+
+def start_engines(
+    count: int,
+    backend: str,
+    model_path: str,
+    options: Mapping[str, Any] | None = None,
+    *,
+    num_cpus: float = 1.0,
+    num_gpus: float = 0.0,
+    max_batch: int = 256,
+) -> list[Any]:
+    """`count` engine actors, started and loaded (blocks until each answers `ready`)."""
+    actor = ray.remote(InferenceEngine).options(
+        num_cpus=num_cpus,
+        num_gpus=num_gpus,
+        max_concurrency=64,
+        max_restarts=2,
+        runtime_env=engine_runtime_env(backend),
+    )
+    engines = [actor.remote(backend, model_path, dict(options or {}), max_batch) for _ in range(count)]
+    ray.get([engine.ready.remote() for engine in engines])  # type: ignore[attr-defined]
+    return engines

@@ -1,0 +1,81 @@
+"""Metric names (defined once, `/`-namespaced; DESIGN §7.5) and the sinks: `metrics.jsonl` and TensorBoard."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+METRICS_FILE = "metrics.jsonl"
+
+STEP = "step"
+STAGE = "stage"
+TIMING_GENERATE = "timing/generate"
+TIMING_LEARN = "timing/learn"
+TIMING_SYNC = "timing/sync"
+TIMING_STEP = "timing/step"
+TOKENS_PER_S = "rollout/tokens_per_s"
+REWARD = "rollout/reward"
+SUCCESS = "rollout/success"
+INVALID_ACTION_RATE = "rollout/invalid_action_rate"
+INFRA_FAILURES = "rollout/infra_failures"
+WORKER_RESTARTS = "rollout/worker_restarts"
+TURNS = "rollout/turns"
+STALENESS = "rollout/staleness"
+DROPPED_STALE = "rollout/dropped_stale_groups"
+SAMPLES = "rollout/samples"
+VERSION = "policy/version"
+EVAL_SUCCESS = "eval/success"
+EVAL_REWARD = "eval/reward"
+BATCH_INDEX = "data/batch_index"
+TASK_IDS = "data/task_ids"
+
+
+class MetricsLog:
+    """Appends one JSON object per record to `metrics.jsonl` and scalars to TensorBoard (when enabled).
+
+    `truncate_after(step)` drops records past a checkpoint's step, so a resumed run's log holds each step once.
+    """
+
+    def __init__(self, run_dir: Path, tensorboard: bool = True) -> None:
+        self.path = run_dir / METRICS_FILE
+        self.run_dir = run_dir
+        self._writer: Any = None
+        if tensorboard:
+            from tensorboardX import SummaryWriter
+
+            self._writer = SummaryWriter(str(run_dir / "tensorboard"))
+
+    def truncate_after(self, step: int, stage: str) -> None:
+        """Keep records of earlier stages and of `stage` up to `step`."""
+        if not self.path.exists():
+            return
+        kept = []
+        order = {"sft": 0, "grpo": 1}
+        for line in self.path.read_text().splitlines():
+            record = json.loads(line)
+            earlier = order.get(record.get(STAGE, ""), -1) < order.get(stage, 0)
+            if earlier or (record.get(STAGE) == stage and record.get(STEP, 0) <= step):
+                kept.append(line)
+        self.path.write_text("".join(f"{line}\n" for line in kept))
+
+    def write(self, record: dict[str, Any]) -> None:
+        with self.path.open("a") as handle:
+            handle.write(json.dumps(record, default=str) + "\n")
+        if self._writer is not None:
+            step = int(record.get(STEP, 0))
+            prefix = str(record.get(STAGE, ""))
+            for key, value in record.items():
+                if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+                    self._writer.add_scalar(f"{prefix}/{key}" if prefix else key, value, step)
+            self._writer.flush()
+
+    def read(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        return [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()

@@ -1,0 +1,348 @@
+"""Rollout: multi-turn episodes of many environments against an inference engine, and the worker actor.
+
+`EpisodeRunner` hosts `n_envs` environment instances and runs episodes in lockstep: every turn it builds the
+prompts of all running episodes, asks the engine for all of them in one call, and steps each environment with
+its response; a finished episode's slot takes the next queued episode. Each environment lives on its own thread
+(Playwright's sync objects belong to the thread that made them) and every environment call has a deadline, so
+a hung or crashed environment is abandoned, rebuilt, and its episode retried from the start, at most
+`max_attempts` times; after that the episode is returned as an infrastructure failure (no steps it has are
+trained on, and it is not counted as an agent failure).
+
+Token bookkeeping (DESIGN §3): each step records the exact prompt ids the engine saw and the response ids and
+log-probabilities it returned, with the engine's weight version. Environment and tool text only ever appears
+inside later prompts, so it is never a trained token.
+
+`RolloutWorker` is the Ray actor around a runner; its `generate` goes to one engine actor, so an episode's turns
+stay on one engine (prefix-cache reuse in vLLM).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium
+from transformers import PreTrainedTokenizerBase
+
+from raygent.platform.contracts import Observation, Step, Task, Trajectory
+from raygent.policies.backends.base import Completion, SamplingParams
+from raygent.policies.prompts import PromptFormat, Turn, encode_prompt
+
+Generate = Callable[[list[list[int]], SamplingParams], list[Completion]]
+EnvFactory = Callable[[], gymnasium.Env]
+
+
+@dataclass(frozen=True)
+class EpisodeRequest:
+    """One episode to run: the task, the GRPO group it belongs to and its index in the group."""
+
+    task: Task
+    group_id: str
+    index: int = 0
+
+
+class EnvironmentFailure(RuntimeError):
+    """An environment call raised or passed its deadline (an infrastructure failure, not the agent's)."""
+
+
+@dataclass
+class _Episode:
+    request: EpisodeRequest
+    attempt: int
+    observation: dict[str, Any]
+    started: float
+    steps: list[Step] = field(default_factory=list)
+    history: list[Turn] = field(default_factory=list)
+    success: bool | None = None
+    truncated: bool = False
+
+
+class _EnvSlot:
+    """One environment on its own thread; `call` runs a method there with a deadline."""
+
+    def __init__(self, factory: EnvFactory) -> None:
+        self.factory = factory
+        self._pool = cf.ThreadPoolExecutor(max_workers=1)
+        self.env: gymnasium.Env | None = None
+
+    def call(self, timeout: float, method: str, *args: Any, **kwargs: Any) -> Any:
+        def run() -> Any:
+            if self.env is None:
+                self.env = self.factory()
+            return getattr(self.env, method)(*args, **kwargs)
+
+        future = self._pool.submit(run)
+        try:
+            return future.result(timeout=max(timeout, 0.001))
+        except cf.TimeoutError:
+            self.abandon()
+            raise EnvironmentFailure(f"environment {method} passed its deadline ({timeout:.1f} s)") from None
+        except Exception as error:
+            self.abandon()
+            raise EnvironmentFailure(f"environment {method} raised {type(error).__name__}: {error}") from error
+
+    def abandon(self) -> None:
+        """Drop this environment (its thread may be stuck) and start over with a fresh thread and instance."""
+        old_env, old_pool = self.env, self._pool
+        self.env, self._pool = None, cf.ThreadPoolExecutor(max_workers=1)
+        if old_env is not None:
+            old_pool.submit(_close_quietly, old_env)
+        old_pool.shutdown(wait=False, cancel_futures=True)
+
+    def close(self) -> None:
+        if self.env is not None:
+            try:
+                self._pool.submit(_close_quietly, self.env).result(timeout=10)
+            except Exception:  # closing is best effort
+                pass
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _close_quietly(env: gymnasium.Env) -> None:
+    try:
+        env.close()
+    except Exception:  # the environment is being discarded
+        pass
+
+
+@dataclass
+class RolloutStats:
+    episodes: int = 0
+    infra_failures: int = 0
+    env_restarts: int = 0
+    turns: int = 0
+    generate_s: float = 0.0
+    env_s: float = 0.0
+    tokens: int = 0
+
+
+class EpisodeRunner:
+    """Runs episodes of `EpisodeRequest`s over `n_envs` environments (see the module docstring)."""
+
+    def __init__(
+        self,
+        env_factory: EnvFactory,
+        n_envs: int,
+        tokenizer: PreTrainedTokenizerBase,
+        prompt_format: PromptFormat,
+        generate: Generate,
+        *,
+        max_turns: int = 8,
+        episode_timeout_s: float = 120.0,
+        max_attempts: int = 3,
+    ) -> None:
+        if n_envs < 1 or max_turns < 1 or max_attempts < 1:
+            raise ValueError("n_envs, max_turns and max_attempts must be >= 1")
+        self.slots = [_EnvSlot(env_factory) for _ in range(n_envs)]
+        self.tokenizer = tokenizer
+        self.prompt_format = prompt_format
+        self.generate = generate
+        self.max_turns = max_turns
+        self.episode_timeout_s = episode_timeout_s
+        self.max_attempts = max_attempts
+        self.stats = RolloutStats()
+        self._params = SamplingParams()
+
+    def run(self, requests: Sequence[EpisodeRequest], params: SamplingParams) -> list[Trajectory]:
+        """One trajectory per request, in request order."""
+        self._params = params
+        queue: deque[tuple[EpisodeRequest, int]] = deque((request, 1) for request in requests)
+        results: dict[int, Trajectory] = {}
+        order = {id(request): position for position, request in enumerate(requests)}
+        running: dict[int, _Episode] = {}
+        while queue or running:
+            for slot_index, slot in enumerate(self.slots):
+                while slot_index not in running and queue:
+                    request, attempt = queue.popleft()
+                    episode = self._start(slot, request, attempt)
+                    if isinstance(episode, _Episode):
+                        running[slot_index] = episode
+                    elif episode is not None:
+                        results[order[id(request)]] = episode
+                    else:
+                        queue.appendleft((request, attempt + 1))
+            if not running:
+                continue
+            self._turn(running, queue, results, order)
+        return [results[position] for position in range(len(requests))]
+
+    def close(self) -> None:
+        for slot in self.slots:
+            slot.close()
+
+    # -- internals --------------------------------------------------------------------------------------------
+
+    def _start(self, slot: _EnvSlot, request: EpisodeRequest, attempt: int) -> _Episode | Trajectory | None:
+        """Reset an environment for `request`: the episode, or a failure trajectory, or None to retry."""
+        started = time.perf_counter()
+        try:
+            observation, _ = slot.call(self.episode_timeout_s, "reset", options={"task": request.task})
+        except EnvironmentFailure:
+            self.stats.env_restarts += 1
+            return self._failed(request, attempt) if attempt >= self.max_attempts else None
+        return _Episode(request, attempt, observation, started)
+
+    def _failed(self, request: EpisodeRequest, attempt: int) -> Trajectory:
+        self.stats.infra_failures += 1
+        self.stats.episodes += 1
+        return Trajectory(
+            task=request.task,
+            steps=[],
+            success=None,
+            policy_version=0,
+            group_id=request.group_id,
+            infra_failure=True,
+            infra_retries=attempt - 1,
+        )
+
+    def _prompt(self, episode: _Episode) -> list[int]:
+        messages = self.prompt_format.messages(
+            episode.request.task.instruction, _text(episode.observation), episode.history
+        )
+        return encode_prompt(self.tokenizer, messages)
+
+    def _turn(
+        self,
+        running: dict[int, _Episode],
+        queue: deque[tuple[EpisodeRequest, int]],
+        results: dict[int, Trajectory],
+        order: dict[int, int],
+    ) -> None:
+        slots = sorted(running)
+        prompts = [self._prompt(running[index]) for index in slots]
+        start = time.perf_counter()
+        completions = self.generate(prompts, self._params)
+        self.stats.generate_s += time.perf_counter() - start
+        self.stats.turns += 1
+        start = time.perf_counter()
+        for index, prompt, completion in zip(slots, prompts, completions, strict=True):
+            episode = running[index]
+            self.stats.tokens += len(completion.response_ids)
+            outcome = self._step(self.slots[index], episode, prompt, completion)
+            if outcome == "continue":
+                continue
+            del running[index]
+            if outcome == "retry":
+                if episode.attempt >= self.max_attempts:
+                    results[order[id(episode.request)]] = self._failed(episode.request, episode.attempt)
+                else:
+                    queue.appendleft((episode.request, episode.attempt + 1))
+            else:
+                self.stats.episodes += 1
+                results[order[id(episode.request)]] = Trajectory(
+                    task=episode.request.task,
+                    steps=episode.steps,
+                    success=episode.success,
+                    policy_version=min(step.policy_version for step in episode.steps),
+                    group_id=episode.request.group_id,
+                    infra_retries=episode.attempt - 1,
+                    truncated=episode.truncated,
+                )
+        self.stats.env_s += time.perf_counter() - start
+
+    def _step(self, slot: _EnvSlot, episode: _Episode, prompt: list[int], completion: Completion) -> str:
+        """Apply one response: "continue", "done" or "retry" (the environment failed)."""
+        remaining = self.episode_timeout_s - (time.perf_counter() - episode.started)
+        try:
+            observation, reward, terminated, truncated, info = slot.call(remaining, "step", completion.text)
+        except EnvironmentFailure:
+            self.stats.env_restarts += 1
+            return "retry"
+        seen = episode.observation
+        episode.steps.append(
+            Step(
+                observation=Observation(
+                    text=_text(seen),
+                    url=seen.get("url") or None,
+                    last_action_error=seen.get("last_action_error") or None,
+                ),
+                prompt_ids=prompt,
+                response_ids=completion.response_ids,
+                logprobs=completion.logprobs,
+                action=completion.text,
+                reward=float(reward),
+                valid_action=bool(info.get("valid_action", True)),
+                info={"finish_reason": completion.finish_reason, **_plain(info)},
+                policy_version=completion.policy_version,
+            )
+        )
+        episode.history.append(Turn(observation=_text(seen), action=completion.text))
+        episode.observation = observation
+        episode.truncated = episode.truncated or completion.finish_reason == "length"
+        if terminated or truncated or len(episode.steps) >= self.max_turns:
+            episode.success = bool(info.get("success", float(reward) > 0))
+            return "done"
+        return "continue"
+
+
+def _text(observation: Any) -> str:
+    return str(observation.get("text", "")) if isinstance(observation, dict) else str(observation)
+
+
+def _plain(info: dict[str, Any]) -> dict[str, Any]:
+    """The JSON-friendly part of an environment's info dict."""
+    return {k: v for k, v in info.items() if isinstance(v, str | int | float | bool) or v is None}
+
+
+class RolloutWorker:
+    """The rollout actor (wrap with `ray.remote`): an `EpisodeRunner` whose engine is an `InferenceEngine` actor.
+
+    `env_id`/`env_kwargs` build each environment with `gymnasium.make` after calling `register` (a
+    `"module:attr"` function that registers the id in this process).
+    """
+
+    def __init__(
+        self,
+        env_id: str,
+        env_kwargs: dict[str, Any],
+        register: str,
+        n_envs: int,
+        tokenizer_path: str,
+        prompt_format: PromptFormat,
+        engine: Any,
+        *,
+        max_turns: int,
+        episode_timeout_s: float,
+        max_attempts: int,
+        generate_timeout_s: float = 600.0,
+    ) -> None:
+        import ray
+
+        from raygent.platform.config import load_entry
+        from raygent.policies.loading import load_tokenizer
+
+        load_entry(register)()
+        self._ray = ray
+        self.engine = engine
+        self.generate_timeout_s = generate_timeout_s
+        self.runner = EpisodeRunner(
+            lambda: gymnasium.make(env_id, **env_kwargs).unwrapped,
+            n_envs,
+            load_tokenizer(tokenizer_path),
+            prompt_format,
+            self._generate,
+            max_turns=max_turns,
+            episode_timeout_s=episode_timeout_s,
+            max_attempts=max_attempts,
+        )
+
+    def _generate(self, prompts: list[list[int]], params: SamplingParams) -> list[Completion]:
+        return self._ray.get(self.engine.generate.remote(prompts, params), timeout=self.generate_timeout_s)
+
+    def run(self, requests: list[EpisodeRequest], params: SamplingParams) -> list[Trajectory]:
+        return self.runner.run(requests, params)
+
+    def set_engine(self, engine: Any) -> None:
+        self.engine = engine
+
+    def stats(self) -> dict[str, Any]:
+        return dict(self.runner.stats.__dict__)
+
+    def pid(self) -> int:
+        import os
+
+        return os.getpid()

@@ -1,0 +1,131 @@
+"""The config sections of an agent run, mirrored one-to-one by the YAML of a `kind: run` job.
+
+An RL job's YAML has these top-level sections next to `job`, `kind`, `entry`: `policy`, `env`, `rollout`,
+`learner`, `trainer` (and whatever its recipe adds, e.g. `sft`). `raygent run grpo_toy policy.backend=vllm
+policy.model=/models/qwen` changes the backend and model with no code change (DESIGN §1).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from raygent.platform.losses.config import LossConfig
+from raygent.policies.backends.base import SamplingParams
+from raygent.policies.prompts import PromptFormat
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PolicySettings(Section):
+    """Which model, on which backend.
+
+    `model`: a local checkpoint directory (a real model at cluster scale). When None, the recipe builds a tiny
+    model of `preset` with a tokenizer trained on the environment's text and saves it in the run directory; both
+    are then loaded through the same `load_policy` path a real checkpoint takes.
+    """
+
+    model: str | None = None
+    preset: str = "tiny-qwen2"
+    vocab_size: int = Field(default=512, ge=64)
+    backend: Literal["hf", "vllm"] = "hf"
+    dtype: str = "float32"
+    backend_options: dict[str, Any] = Field(default_factory=dict)
+    prompt: PromptFormat = PromptFormat()
+
+
+class EnvSettings(Section):
+    """The environment: a gymnasium id, its constructor kwargs, the function that registers it (`registration`),
+    and the task source: `"module:attr"` of `f(split: str, seed: int, n: int) -> list[Task]` (train and eval tasks)."""
+
+    id: str = "raygent/ToolCalc-v0"
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+    registration: str = "raygent.environments.toolcalc:register_envs"
+    tasks: str = "raygent.jobs.grpo_toy.tasks:toolcalc_tasks"
+    task_kwargs: dict[str, Any] = Field(default_factory=dict)
+    demonstrations: str | None = None
+    """`"module:attr"` of `f(tasks: list[Task]) -> list[list[tuple[str, str]]]`: an expert's (observation,
+    action) turns per task, for the SFT stage."""
+    train_split: str = "train"
+    eval_split: str = "heldout"
+
+
+class RolloutSettings(Section):
+    """Rollout workers and engines. `groups_per_step` tasks × `group_size` samples make one training batch."""
+
+    num_workers: int = Field(default=2, ge=1)
+    envs_per_worker: int = Field(default=8, ge=1)
+    num_engines: int = Field(default=1, ge=1)
+    engine_num_cpus: float = Field(default=1.0, ge=0)
+    worker_num_cpus: float = Field(default=0.0, ge=0)
+    group_size: int = Field(default=8, ge=1)
+    groups_per_step: int = Field(default=4, ge=1)
+    max_turns: int = Field(default=4, ge=1)
+    sampling: SamplingParams = SamplingParams(temperature=1.0, max_new_tokens=24)
+    eval_sampling: SamplingParams = SamplingParams(temperature=0.0, max_new_tokens=24)
+    episode_timeout_s: float = Field(default=120.0, gt=0)
+    max_attempts: int = Field(default=3, ge=1)
+    """Tries per episode (an environment crash or timeout restarts it) and per worker call (a dead worker)."""
+    max_batch: int = Field(default=256, ge=1)
+    """The most prompts an engine generates for in one backend call."""
+
+
+class LearnerSettings(Section):
+    lr: float = Field(default=1e-4, gt=0)
+    weight_decay: float = Field(default=0.0, ge=0)
+    grad_clip: float | None = Field(default=1.0, gt=0)
+    micro_batch_tokens: int = Field(default=4096, ge=64)
+    """Padded tokens per forward/backward pass; gradients accumulate over micro-batches."""
+    updates_per_batch: int = Field(default=1, ge=1)
+    """Optimizer steps per rollout batch (PPO epochs); > 1 makes the clipped ratio matter."""
+    loss: LossConfig = LossConfig()
+    num_cpus: float = Field(default=1.0, ge=0)
+    device: str = "cpu"
+
+
+class SFTSettings(Section):
+    """The supervised stage before RL: `steps` optimizer steps of `batch_tasks` expert episodes each, on tasks
+    of the train split filtered by `task_kwargs` (e.g. only some task types)."""
+
+    steps: int = Field(default=0, ge=0)
+    batch_tasks: int = Field(default=16, ge=1)
+    lr: float | None = Field(default=None, gt=0)
+    task_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+
+class TrainerSettings(Section):
+    """The loop. `mode: async` keeps rollouts running while the learner trains; groups generated more than
+    `max_staleness` versions ago are dropped (`stale: drop`) or trained with truncated importance weights
+    (`stale: importance`, which sets the loss's off-policy correction)."""
+
+    mode: Literal["sync", "async"] = "sync"
+    steps: int = Field(default=20, ge=0)
+    max_staleness: int = Field(default=1, ge=0)
+    stale: Literal["drop", "importance"] = "drop"
+    eval_every: int = Field(default=10, ge=0)
+    eval_tasks: int = Field(default=64, ge=0)
+    checkpoint_every: int = Field(default=5, ge=1)
+    keep_checkpoints: int = Field(default=2, ge=1)
+    seed: int = 0
+    tensorboard: bool = True
+    weight_sync: Literal["object_store", "nccl", "gloo"] = "object_store"
+
+    @model_validator(mode="after")
+    def _staleness(self) -> TrainerSettings:
+        if self.mode == "sync" and self.stale == "importance":
+            raise ValueError("stale: importance only applies to mode: async")
+        return self
+
+
+class AgentRunConfig(Section):
+    """The sections an agent recipe adds to its job config (see `platform.config.validate_config`)."""
+
+    policy: PolicySettings = PolicySettings()
+    env: EnvSettings = EnvSettings()
+    rollout: RolloutSettings = RolloutSettings()
+    learner: LearnerSettings = LearnerSettings()
+    sft: SFTSettings = SFTSettings()
+    trainer: TrainerSettings = TrainerSettings()

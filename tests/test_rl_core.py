@@ -1,0 +1,281 @@
+"""The RL core's pieces in one process: batching, episodes, the learner's updates, checkpoints, task streams."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+import pytest
+import torch
+
+from raygent.environments.toolcalc import ToolCalcEnv, corpus
+from raygent.jobs.grpo_toy.tasks import toolcalc_demonstrations, toolcalc_tasks
+from raygent.platform.contracts import Observation, Step, Task, Trajectory
+from raygent.platform.losses.config import LossConfig
+from raygent.platform.rl.batch import (
+    Sample,
+    collate,
+    denominator,
+    pack,
+    samples_from_demonstration,
+    samples_from_trajectories,
+)
+from raygent.platform.rl.learner import Learner
+from raygent.platform.rl.rollout import EpisodeRequest, EpisodeRunner
+from raygent.platform.rl.settings import LearnerSettings
+from raygent.platform.rl.tasks import TaskStream
+from raygent.policies.backends.base import Completion, SamplingParams
+from raygent.policies.backends.hf import HFBackend
+from raygent.policies.presets import build_tiny_model
+from raygent.policies.prompts import PromptFormat
+from raygent.policies.tokenizer import build_tokenizer
+
+torch.set_num_threads(1)  # two threads per process thrash when the machine is loaded
+FORMAT = PromptFormat(system="Use calc(EXPR) or answer(N).")
+SAMPLING = SamplingParams(temperature=1.0, max_new_tokens=8, seed=None)
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("rl-core")
+    tokenizer = build_tokenizer(corpus(n_tasks=300), directory, vocab_size=320)
+    return build_tiny_model("tiny-qwen2", tokenizer, directory, seed=3)
+
+
+@pytest.fixture(scope="module")
+def backend(model_dir: Path) -> HFBackend:
+    return HFBackend.from_pretrained(model_dir)
+
+
+def test_collate_places_responses_after_their_prompts() -> None:
+    samples = [Sample((1, 2, 3), (4, 5), (-0.1, -0.2), advantage=1.0), Sample((7,), (8, 9, 10), (-1.0, -1.0, -1.0))]
+    batch = collate(samples, pad_id=0)
+    assert batch.input_ids.tolist() == [[1, 2, 3, 4, 5], [7, 8, 9, 10, 0]]
+    assert batch.attention_mask.tolist() == [[1, 1, 1, 1, 1], [1, 1, 1, 1, 0]]
+    # the logits at position p score token p + 1: the response of row 0 starts at index 3, scored at index 2
+    assert batch.positions.tolist() == [[2, 3, 0], [0, 1, 2]]
+    assert batch.loss_mask.tolist() == [[1, 1, 0], [1, 1, 1]]
+    assert batch.behaviour[0, :2].tolist() == pytest.approx([-0.1, -0.2])
+    assert batch.advantages.tolist() == [1.0, 0.0]
+
+
+def test_pack_keeps_each_micro_batch_within_the_token_budget() -> None:
+    samples = [Sample(tuple(range(n)), (1,)) for n in (3, 9, 4, 20, 5, 6)]
+    groups = pack(samples, max_tokens=16)
+    assert sorted(s.length for g in groups for s in g) == sorted(s.length for s in samples)
+    for group in groups:
+        assert len(group) == 1 or len(group) * max(s.length for s in group) <= 16
+    assert denominator(samples, "token-mean") == 6.0
+    assert denominator(samples, "seq-mean-token-mean") == 6.0
+
+
+def _step(version: int = 0, reward: float = 0.0, **info: Any) -> Step:
+    return Step(
+        observation=Observation(text="x"),
+        prompt_ids=[1, 2],
+        response_ids=[3],
+        logprobs=[-0.5],
+        action="a",
+        reward=reward,
+        info=info,
+        policy_version=version,
+    )
+
+
+def test_trajectories_become_one_sample_per_step_and_infra_failures_none() -> None:
+    task = Task(id="t", env="e", instruction="i")
+    failed = Trajectory(task=task, steps=[_step(), _step(1)], success=False, group_id="g")
+    judged = Trajectory(task=task, steps=[_step(failure=False), _step(failure=True)], success=False, group_id="g")
+    lost = Trajectory(task=task, steps=[], policy_version=0, group_id="g", infra_failure=True)
+    samples = samples_from_trajectories([failed, judged, lost], [0.5, -1.0, 3.0])
+    assert [s.advantage for s in samples] == [0.5, 0.5, -1.0, -1.0]
+    assert [s.failure for s in samples] == [True, True, False, True]  # a judge's step verdict wins over the outcome
+    assert [s.version for s in samples] == [0, 1, 0, 0]
+
+
+def test_episodes_record_the_engines_tokens_and_the_learner_recomputes_them(model_dir: Path, backend: HFBackend):
+    runner = EpisodeRunner(ToolCalcEnv, 4, backend.tokenizer, FORMAT, backend.generate, max_turns=3)
+    tasks = toolcalc_tasks("train", 0, 3)
+    trajectories = runner.run([EpisodeRequest(t, f"g{i}") for i, t in enumerate(tasks) for _ in range(2)], SAMPLING)
+    assert len(trajectories) == 6 and [t.task for t in trajectories] == [t for t in tasks for _ in range(2)]
+    learner = Learner(str(model_dir), LearnerSettings(), temperature=1.0)
+    for trajectory in trajectories:
+        assert 1 <= len(trajectory.steps) <= 3 and not trajectory.infra_failure
+        first = trajectory.steps[0]
+        for earlier, later in zip(trajectory.steps, trajectory.steps[1:], strict=False):
+            # a later prompt extends the earlier prompt and response: the context is never re-tokenized
+            assert len(later.prompt_ids) > len(earlier.prompt_ids)
+        samples = samples_from_trajectories([trajectory], [0.0])
+        recomputed = learner.evaluate_logprobs(samples)
+        for step, values in zip(trajectory.steps, recomputed, strict=True):
+            assert values == pytest.approx(step.logprobs, abs=1e-4)
+        assert first.policy_version == 0
+    assert runner.stats.episodes == 6 and runner.stats.infra_failures == 0
+
+
+class FlakyEnv(ToolCalcEnv):
+    """Fails the first `failures` calls of `step` across all instances (a crash, then a hang)."""
+
+    failures = 0
+    hang_s = 0.0
+    lock = threading.Lock()
+
+    def step(self, action: str) -> Any:
+        with FlakyEnv.lock:
+            fail = FlakyEnv.failures > 0
+            FlakyEnv.failures -= 1
+        if fail and FlakyEnv.hang_s:
+            time.sleep(FlakyEnv.hang_s)
+        elif fail:
+            raise RuntimeError("environment crashed")
+        return super().step(action)
+
+
+def scripted_generate(tokenizer: Any, text: str) -> Any:
+    """A policy that always answers `text` (the runner's generate seam, without a model)."""
+    ids = tokenizer.encode(text, add_special_tokens=False)
+
+    def generate(prompts: list[list[int]], params: SamplingParams) -> list[Completion]:
+        return [
+            Completion(
+                prompt_ids=p,
+                response_ids=ids,
+                logprobs=[-0.1] * len(ids),
+                text=text,
+                finish_reason="stop",
+                policy_version=0,
+            )
+            for p in prompts
+        ]
+
+    return generate
+
+
+def test_a_crashed_or_hung_environment_is_rebuilt_and_its_episode_retried(backend: HFBackend) -> None:
+    tasks = toolcalc_tasks("train", 1, 2)
+    requests = [EpisodeRequest(t, f"g{i}") for i, t in enumerate(tasks)]
+    generate = scripted_generate(backend.tokenizer, "answer(1)")
+    FlakyEnv.failures, FlakyEnv.hang_s = 1, 0.0
+    runner = EpisodeRunner(FlakyEnv, 2, backend.tokenizer, FORMAT, generate, max_turns=2, max_attempts=2)
+    trajectories = runner.run(requests, SAMPLING)
+    assert not any(t.infra_failure for t in trajectories)
+    assert sorted(t.infra_retries for t in trajectories) == [0, 1]
+    FlakyEnv.failures, FlakyEnv.hang_s = 100, 60.0
+    runner = EpisodeRunner(
+        FlakyEnv, 2, backend.tokenizer, FORMAT, generate, max_turns=2, max_attempts=2, episode_timeout_s=1.0
+    )
+    started = time.perf_counter()
+    trajectories = runner.run(requests, SAMPLING)
+    assert time.perf_counter() - started < 60.0  # the hung calls were abandoned, not waited out
+    assert all(t.infra_failure and not t.steps and t.infra_retries == 1 for t in trajectories)
+    assert runner.stats.infra_failures == 2 and runner.stats.env_restarts == 4
+    FlakyEnv.failures, FlakyEnv.hang_s = 0, 0.0
+
+
+def test_sft_lowers_the_loss_and_changes_the_weights(model_dir: Path) -> None:
+    learner = Learner(str(model_dir), LearnerSettings(lr=3e-3, micro_batch_tokens=512))
+    tasks = toolcalc_tasks("train", 2, 6)
+    samples = [
+        sample
+        for task, turns in zip(tasks, toolcalc_demonstrations(tasks), strict=True)
+        for sample in samples_from_demonstration(learner.tokenizer, FORMAT, task, turns)
+    ]
+    assert all(s.response_ids[-1] == learner.tokenizer.eos_token_id for s in samples)
+    before = {k: v.clone() for k, v in learner.weights().items()}
+    losses = [learner.sft(samples)["learner/sft/loss"] for _ in range(8)]
+    assert losses[-1] < 0.7 * losses[0]
+    assert any(not torch.equal(before[k], v) for k, v in learner.weights().items())
+    assert learner.version == 8
+
+
+def _trajectory(task: Task, group: str, prompt: list[int], response: list[int], reward: float) -> Trajectory:
+    step = Step(
+        observation=Observation(text="o"),
+        prompt_ids=prompt,
+        response_ids=response,
+        logprobs=[-1.0] * len(response),
+        action="a",
+        reward=reward,
+        policy_version=0,
+    )
+    return Trajectory(task=task, steps=[step], success=reward > 0, group_id=group)
+
+
+@pytest.mark.parametrize("aggregation", ["token-mean", "seq-mean-token-mean"])
+def test_grpo_raises_the_rewarded_response_and_lowers_the_other(model_dir: Path, aggregation: str) -> None:
+    settings = LearnerSettings(lr=1e-3, loss=LossConfig(aggregation=aggregation))  # type: ignore[arg-type]
+    learner = Learner(str(model_dir), settings)
+    task = Task(id="t", env="e", instruction="i")
+    prompt, good, bad = [5, 6, 7, 8], [20, 21, 22], [30, 31]
+    group = [_trajectory(task, "g", prompt, good, 1.0), _trajectory(task, "g", prompt, bad, 0.0)]
+    flat = [_trajectory(task, "h", prompt, good, 1.0), _trajectory(task, "h", prompt, bad, 1.0)]
+
+    def total(response: list[int]) -> float:
+        return sum(learner.evaluate_logprobs([Sample(tuple(prompt), tuple(response))])[0])
+
+    good0, bad0 = total(good), total(bad)
+    for _ in range(3):
+        stats = learner.grpo(group + flat)
+    assert total(good) > good0 + 0.1 and total(bad) < bad0 - 0.1
+    assert stats["learner/kept_fraction"] == 1.0
+
+
+def test_zero_variance_groups_are_filtered_when_asked(model_dir: Path) -> None:
+    settings = LearnerSettings(loss=LossConfig(filter_zero_variance_groups=True))
+    learner = Learner(str(model_dir), settings)
+    task = Task(id="t", env="e", instruction="i")
+    flat = [_trajectory(task, "h", [5, 6], [7], 1.0), _trajectory(task, "h", [5, 6], [8], 1.0)]
+    before = learner.weights()
+    stats = learner.grpo(flat)
+    assert stats["learner/kept_fraction"] == 0.0 and stats["learner/skipped"] == 1.0
+    assert all(torch.equal(before[k], v) for k, v in learner.weights().items())
+
+
+def test_kl_and_adversarial_imitation_load_a_reference_only_when_on(model_dir: Path) -> None:
+    assert Learner(str(model_dir), LearnerSettings()).reference is None
+    loss = LossConfig(kl_coef=0.05, adversarial_imitation_coef=0.2)
+    learner = Learner(str(model_dir), LearnerSettings(lr=1e-3, loss=loss))
+    assert learner.reference is not None
+    task = Task(id="t", env="e", instruction="i")
+    group = [_trajectory(task, "g", [5, 6, 7], [20, 21], 1.0), _trajectory(task, "g", [5, 6, 7], [30, 31], 0.0)]
+    learner.grpo(group)
+    stats = learner.grpo(group)
+    assert stats["learner/grpo/kl_ref"] > 0  # the policy moved away from the reference
+    assert stats["learner/adversarial_imitation/loss"] > 0
+
+
+def test_save_and_restore_round_trip_model_optimizer_and_rng(model_dir: Path, tmp_path: Path) -> None:
+    learner = Learner(str(model_dir), LearnerSettings(lr=1e-3))
+    task = Task(id="t", env="e", instruction="i")
+    group = [_trajectory(task, "g", [5, 6, 7], [20, 21], 1.0), _trajectory(task, "g", [5, 6, 7], [30], 0.0)]
+    learner.grpo(group)
+    learner.save(str(tmp_path / "ckpt"))
+    expected_draw = torch.rand(3)
+    learner.grpo(group)
+    expected = learner.weights()
+    other = Learner(str(model_dir), LearnerSettings(lr=1e-3))
+    assert other.restore(str(tmp_path / "ckpt")) == 1
+    assert torch.equal(torch.rand(3), expected_draw)
+    other.grpo(group)
+    for name, tensor in other.weights().items():
+        assert torch.allclose(tensor, expected[name], atol=1e-6), name
+
+
+def test_task_stream_batches_are_a_pure_function_of_the_index() -> None:
+    stream = TaskStream(toolcalc_tasks, "train", seed=5, batch_size=4)
+    first = [stream.take() for _ in range(3)]
+    resumed = TaskStream(toolcalc_tasks, "train", seed=5, batch_size=4)
+    resumed.load_state({"next_index": 1})
+    assert resumed.take() == first[1]
+    assert first[0][1] != first[1][1]
+    assert TaskStream(toolcalc_tasks, "train", seed=6, batch_size=4).batch(0) != first[0][1]
+
+
+def test_gymnasium_registration_builds_the_environment_the_workers_use() -> None:
+    from raygent.environments.toolcalc import register_envs
+
+    register_envs()
+    assert isinstance(gymnasium.make("raygent/ToolCalc-v0").unwrapped, ToolCalcEnv)

@@ -1,0 +1,154 @@
+"""`raygent run grpo_toy` end to end on the embedded cluster: killed mid-run and resumed without repeating or
+skipping a task batch; then `raygent serve` on the run answers /v1/act and /v1/chat/completions, with 422 and
+413 for bad requests."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from raygent.jobs.grpo_toy.tasks import toolcalc_tasks
+from raygent.platform.rl.tasks import TaskStream
+
+from conftest import RAYGENT, ROOT, raygent
+
+pytestmark = pytest.mark.slow
+
+STEPS = 6
+SMALL = [
+    "sft.steps=4",
+    "sft.batch_tasks=4",
+    f"trainer.steps={STEPS}",
+    "trainer.checkpoint_every=2",
+    "trainer.eval_every=0",
+    "trainer.eval_tasks=8",
+    "rollout.groups_per_step=2",
+    "rollout.group_size=2",
+    "rollout.envs_per_worker=2",
+    "rollout.max_turns=2",
+    "rollout.sampling.max_new_tokens=8",
+    "rollout.eval_sampling.max_new_tokens=8",
+    "policy.vocab_size=320",
+    "rollout.engine_num_cpus=0",
+    "learner.num_cpus=0",
+]
+
+
+def records(run_dir: Path) -> list[dict[str, Any]]:
+    path = run_dir / "metrics.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A grpo_toy run killed after GRPO step 3 (checkpoint at step 2) and resumed to the end."""
+    directory = tmp_path_factory.mktemp("grpo") / "run"
+    first = subprocess.Popen(
+        [*RAYGENT, "run", "grpo_toy", *SMALL, "--out", str(directory)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.time() + 600
+    while not any(r["stage"] == "grpo" and r["step"] >= 3 for r in records(directory)):
+        assert first.poll() is None, "the run ended before it could be interrupted"
+        assert time.time() < deadline, "GRPO step 3 did not arrive in time"
+        time.sleep(0.2)
+    os.killpg(first.pid, signal.SIGKILL)  # the driver and the Ray cluster it started
+    first.wait()
+    assert (directory / "checkpoints" / "LATEST").read_text().strip() == "grpo_000002"
+    done = raygent("run", "--resume", str(directory), timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "resumed from grpo_000002" in done.stdout
+    return directory
+
+
+def test_resumed_run_trains_every_task_batch_exactly_once(run_dir: Path) -> None:
+    grpo = [r for r in records(run_dir) if r["stage"] == "grpo"]
+    assert [r["step"] for r in grpo] == list(range(1, STEPS + 1))
+    assert [r["data/batch_index"] for r in grpo] == list(range(STEPS))
+    stream = TaskStream(toolcalc_tasks, "train", seed=0, batch_size=2, difficulty=1)
+    assert [r["data/task_ids"] for r in grpo] == [[t.id for t in stream.batch(i)] for i in range(STEPS)]
+    assert [r["policy/version"] for r in grpo] == list(range(1, STEPS + 1))
+    sft = [r for r in records(run_dir) if r["stage"] == "sft"]
+    assert [r["step"] for r in sft] == [1, 2, 3, 4]
+    for key in ("timing/generate", "timing/learn", "timing/sync", "rollout/tokens_per_s", "rollout/reward"):
+        assert all(key in r for r in grpo), key
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["job"] == "grpo_toy" and summary["steps"] == STEPS
+    assert 0.0 <= summary["before_success"] <= 1.0 and 0.0 <= summary["after_success"] <= 1.0
+    assert (run_dir / "curve.png").stat().st_size > 1000 and (run_dir / "report.html").is_file()
+    assert any((run_dir / "tensorboard").iterdir())
+    final = run_dir / "checkpoints" / "final"
+    assert json.loads((final / "trainer_state.json").read_text())["version"] == STEPS
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _post(url: str, body: bytes) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+def test_serve_answers_both_routes_and_rejects_bad_requests(run_dir: Path) -> None:
+    port = _free_port()
+    server = subprocess.Popen(
+        [*RAYGENT, "serve", str(run_dir), "--port", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 240
+        while True:
+            assert server.poll() is None, server.stdout.read() if server.stdout else ""
+            try:
+                with urllib.request.urlopen(f"{base}/healthz", timeout=5) as response:
+                    if response.status == 200:
+                        break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            assert time.time() < deadline, "the server did not come up"
+            time.sleep(1)
+        task = toolcalc_tasks("heldout", 1, 1, difficulty=1)[0]
+        act = {"task": {"instruction": task.instruction}, "observation": {"text": task.instruction}}
+        status, answer = _post(f"{base}/v1/act", json.dumps(act).encode())
+        assert status == 200 and isinstance(answer["action"], str) and answer["policy_version"] == STEPS
+        chat = {"model": "raygent", "messages": [{"role": "user", "content": task.instruction}], "max_tokens": 8}
+        status, completion = _post(f"{base}/v1/chat/completions", json.dumps(chat).encode())
+        assert status == 200 and completion["object"] == "chat.completion"
+        assert completion["choices"][0]["message"]["role"] == "assistant"
+        assert 1 <= completion["usage"]["completion_tokens"] <= 8
+        status, _ = _post(f"{base}/v1/act", json.dumps({"task": {"instruction": ""}}).encode())
+        assert status == 422
+        status, _ = _post(f"{base}/v1/chat/completions", b"{not json")
+        assert status == 422
+        status, _ = _post(f"{base}/v1/act", json.dumps({**act, "pad": "x" * 100_000}).encode())
+        assert status == 413
+        status, answer = _post(f"{base}/v1/act", json.dumps(act).encode())
+        assert status == 200, "the replica survived the bad requests"
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()

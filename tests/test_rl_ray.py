@@ -1,0 +1,145 @@
+"""The RL core's actors on an embedded Ray cluster: engine batching and weight updates, both weight-sync paths,
+a rollout worker killed mid-batch, and the async trainer's bounded staleness."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import ray
+
+from raygent.environments.toolcalc import corpus
+from raygent.jobs.grpo_toy.tasks import toolcalc_tasks
+from raygent.platform.rl import metrics as m
+from raygent.platform.rl.batch import Sample
+from raygent.platform.rl.engine import start_engines
+from raygent.platform.rl.learner import Learner
+from raygent.platform.rl.settings import AgentRunConfig
+from raygent.platform.rl.trainer import AgentTrainer
+from raygent.platform.rl.weight_sync import CollectiveSync, ObjectStoreSync
+from raygent.policies.backends.base import SamplingParams
+from raygent.policies.presets import build_tiny_model
+from raygent.policies.tokenizer import build_tokenizer
+
+pytestmark = pytest.mark.slow
+
+GREEDY = SamplingParams(temperature=0.0, max_new_tokens=12)
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[None]:
+    ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("rl-ray")
+    tokenizer = build_tokenizer(corpus(n_tasks=300), directory, vocab_size=320)
+    return build_tiny_model("tiny-qwen2", tokenizer, directory, seed=4)
+
+
+def small_config(**sections: dict) -> AgentRunConfig:
+    base: dict = {
+        "env": {"task_kwargs": {"difficulty": 1}},
+        "rollout": {
+            "num_workers": 2,
+            "envs_per_worker": 4,
+            "group_size": 2,
+            "groups_per_step": 2,
+            "max_turns": 2,
+            "engine_num_cpus": 0,
+            "sampling": {"temperature": 1.0, "max_new_tokens": 8},
+            "eval_sampling": {"temperature": 0.0, "max_new_tokens": 8},
+        },
+        "learner": {"num_cpus": 0, "lr": 1e-3},
+        "trainer": {"steps": 3, "eval_tasks": 0, "tensorboard": False},
+    }
+    for name, values in sections.items():
+        base[name] = {**base.get(name, {}), **values}
+    return AgentRunConfig.model_validate(base)
+
+
+def test_engine_batches_concurrent_requests_and_takes_new_weights(cluster: None, model_dir: Path) -> None:
+    (engine,) = start_engines(1, "hf", str(model_dir), num_cpus=0)
+    prompts = [[5, 6, 7, 8], [9, 10, 11]]
+    before = ray.get([engine.generate.remote(prompts, GREEDY) for _ in range(8)])
+    stats = ray.get(engine.get_stats.remote())
+    assert stats["requests"] == 8 and stats["prompts"] == 16
+    assert stats["calls"] < 8, "requests that arrived while the backend was busy were served in one batch"
+    assert all(batch == before[0] for batch in before)  # batching does not change greedy outputs
+    assert {c.policy_version for c in before[0]} == {0}
+
+    learner = Learner(str(model_dir), small_config().learner)
+    learner.reset_optimizer(5e-2)
+    learner.sft(_samples(before[0]))
+    assert ray.get(engine.load_weights.remote(learner.weights(), 7)) == 7
+    after = ray.get(engine.generate.remote(prompts, GREEDY))
+    assert {c.policy_version for c in after} == {7}
+    assert [c.response_ids for c in after] != [c.response_ids for c in before[0]]
+    ray.kill(engine)
+
+
+def _samples(completions: list) -> list[Sample]:
+    """Training samples that teach the reversed responses (any change of weights will do)."""
+    return [Sample(tuple(c.prompt_ids), tuple(reversed(c.response_ids)) or (1,)) for c in completions]
+
+
+@pytest.mark.parametrize("sync", [ObjectStoreSync(), CollectiveSync(backend="gloo", group_name="test-weights")])
+def test_weight_sync_delivers_the_learners_weights(cluster: None, model_dir: Path, sync: object) -> None:
+    engines = start_engines(2, "hf", str(model_dir), num_cpus=0)
+    learner = ray.remote(Learner).options(num_cpus=0).remote(str(model_dir), small_config().learner)
+    ray.get(learner.reset_optimizer.remote(5e-2))
+    prompt = [[5, 6, 7, 8, 9]]
+    (old,) = ray.get(engines[0].generate.remote(prompt, GREEDY))
+    ray.get(learner.sft.remote(_samples([old])))
+    (moved,) = ray.get(learner.evaluate_logprobs.remote([Sample(tuple(old.prompt_ids), tuple(old.response_ids))]))
+    assert moved != pytest.approx(old.logprobs, abs=1e-3), "the update changed the learner's weights"
+    assert sync.push(learner, engines, version=3) > 0  # type: ignore[attr-defined]
+    for engine in engines:
+        (new,) = ray.get(engine.generate.remote(prompt, GREEDY))
+        assert new.policy_version == 3
+        sample = Sample(tuple(new.prompt_ids), tuple(new.response_ids))
+        (expected,) = ray.get(learner.evaluate_logprobs.remote([sample]))
+        assert new.logprobs == pytest.approx(expected, abs=1e-4), "the engine scores tokens as the learner does"
+    for actor in [*engines, learner]:
+        ray.kill(actor)
+
+
+def test_a_killed_rollout_worker_is_restarted_and_its_batch_resubmitted(
+    cluster: None, model_dir: Path, tmp_path: Path
+) -> None:
+    trainer = AgentTrainer(small_config(), tmp_path, str(model_dir))
+    try:
+        tasks = toolcalc_tasks("train", 0, 2, difficulty=1)
+        batch = trainer._dispatch(0, tasks)
+        ray.kill(trainer.workers[0], no_restart=False)
+        trajectories, _ = trainer._collect(batch)
+        assert trainer.worker_restarts >= 1
+        assert len(trajectories) == 4 and not any(t.infra_failure for t in trajectories)
+        assert sorted(t.group_id for t in trajectories) == ["b0-0", "b0-0", "b0-1", "b0-1"]
+    finally:
+        trainer.shutdown()
+
+
+def test_async_training_overlaps_rollouts_with_bounded_staleness(
+    cluster: None, model_dir: Path, tmp_path: Path
+) -> None:
+    config = small_config(trainer={"mode": "async", "max_staleness": 1, "steps": 3})
+    trainer = AgentTrainer(config, tmp_path, str(model_dir))
+    try:
+        trainer.run()
+    finally:
+        trainer.shutdown()
+    records = [r for r in m.MetricsLog(tmp_path, tensorboard=False).read() if r[m.STAGE] == "grpo"]
+    assert [r[m.STEP] for r in records] == [1, 2, 3]
+    assert [r[m.BATCH_INDEX] for r in records] == [0, 1, 2]
+    assert records[0][m.STALENESS] == 0
+    assert records[1][m.STALENESS] > 0, "batch 1 was generated while the learner trained on batch 0"
+    assert all(r[m.STALENESS] <= 1 and r[m.DROPPED_STALE] == 0 for r in records)
+    assert [r[m.VERSION] for r in records] == [1, 2, 3]
+    for key in (m.TIMING_GENERATE, m.TIMING_LEARN, m.TIMING_SYNC, m.TOKENS_PER_S, m.INVALID_ACTION_RATE):
+        assert all(key in r for r in records)
+    assert (tmp_path / "checkpoints" / "final" / "model.safetensors").is_file()
