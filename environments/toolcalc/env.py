@@ -17,6 +17,7 @@ environment draws a task of its configured split, types and difficulties from it
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any, SupportsFloat
 
@@ -68,6 +69,8 @@ class ToolCalcEnv(gymnasium.Env[Observation, str]):
         difficulty: the difficulty level(s) drawn from (0, 1, 2: operand digits).
         max_turns: actions allowed per episode; a `chain` task needs 3.
         calc_max_ops: binary operations the calculator accepts per call (None: unlimited).
+        tool_latency_s: seconds each calculator call waits, as a remote tool or a browser would (0: none); for
+            benchmarks of rollout scheduling.
         render_mode: None or ``"ansi"`` (the transcript so far).
     """
 
@@ -80,6 +83,7 @@ class ToolCalcEnv(gymnasium.Env[Observation, str]):
         difficulty: int | Sequence[int] = 1,
         max_turns: int = DEFAULT_MAX_TURNS,
         calc_max_ops: int | None = 1,
+        tool_latency_s: float = 0.0,
         render_mode: str | None = None,
     ) -> None:
         difficulties = (difficulty,) if isinstance(difficulty, int) else tuple(difficulty)
@@ -98,6 +102,9 @@ class ToolCalcEnv(gymnasium.Env[Observation, str]):
         self.difficulties = difficulties
         self.max_turns = max_turns
         self.calc_max_ops = calc_max_ops
+        if tool_latency_s < 0:
+            raise ValueError(f"tool_latency_s must be >= 0, got {tool_latency_s}")
+        self.tool_latency_s = tool_latency_s
         self.render_mode = render_mode
         self.observation_space = spaces.Dict(
             {
@@ -165,6 +172,8 @@ class ToolCalcEnv(gymnasium.Env[Observation, str]):
             else:
                 self._counts["tool_calls"] += 1
                 try:
+                    if self.tool_latency_s:
+                        time.sleep(self.tool_latency_s)
                     text = render_result(evaluate(parsed.expression, max_ops=self.calc_max_ops))
                 except CalcError as refused:
                     self._counts["tool_errors"] += 1

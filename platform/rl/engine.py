@@ -159,6 +159,25 @@ class InferenceEngine:
             offset += len(request.prompts)
 
 
+class EngineClient:
+    """`InferenceBackend` over an `InferenceEngine` actor: blocking calls, so code written against a backend (the
+    rollout runner, tests, a Serve replica) can use a shared engine actor unchanged."""
+
+    def __init__(self, actor: Any, timeout_s: float = 600.0) -> None:
+        self.actor = actor
+        self.timeout_s = timeout_s
+
+    @property
+    def version(self) -> int:
+        return int(ray.get(self.actor.version.remote(), timeout=self.timeout_s))
+
+    def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Completion]:
+        return list(ray.get(self.actor.generate.remote(list(prompts), params), timeout=self.timeout_s))
+
+    def load_weights(self, state: Mapping[str, Tensor], version: int) -> None:
+        ray.get(self.actor.load_weights.remote(dict(state), version), timeout=self.timeout_s)
+
+
 def start_engines(
     count: int,
     backend: str,

@@ -12,13 +12,15 @@ Token bookkeeping (DESIGN §3): each step records the exact prompt ids the engin
 log-probabilities it returned, with the engine's weight version. Environment and tool text only ever appears
 inside later prompts, so it is never a trained token.
 
-`RolloutWorker` is the Ray actor around a runner; its `generate` goes to one engine actor, so an episode's turns
-stay on one engine (prefix-cache reuse in vLLM).
+`RolloutWorker` is the Ray actor around runners; its `generate` goes to one engine actor, so an episode's turns
+stay on one engine (prefix-cache reuse in vLLM). It is a threaded actor: each concurrent `run` call (an async
+trainer keeps several batches in flight) gets its own set of environments.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -310,37 +312,47 @@ class RolloutWorker:
         max_attempts: int,
         generate_timeout_s: float = 600.0,
     ) -> None:
-        import ray
-
         from raygent.platform.config import load_entry
+        from raygent.platform.rl.engine import EngineClient
         from raygent.policies.loading import load_tokenizer
 
         load_entry(register)()
-        self._ray = ray
-        self.engine = engine
-        self.generate_timeout_s = generate_timeout_s
-        self.runner = EpisodeRunner(
+        self.engine = EngineClient(engine, timeout_s=generate_timeout_s)
+        tokenizer = load_tokenizer(tokenizer_path)
+        self._make_runner = lambda: EpisodeRunner(
             lambda: gymnasium.make(env_id, **env_kwargs).unwrapped,
             n_envs,
-            load_tokenizer(tokenizer_path),
+            tokenizer,
             prompt_format,
-            self._generate,
+            self.engine.generate,
             max_turns=max_turns,
             episode_timeout_s=episode_timeout_s,
             max_attempts=max_attempts,
         )
-
-    def _generate(self, prompts: list[list[int]], params: SamplingParams) -> list[Completion]:
-        return self._ray.get(self.engine.generate.remote(prompts, params), timeout=self.generate_timeout_s)
+        self._idle: list[EpisodeRunner] = []
+        self._runners: list[EpisodeRunner] = []
+        self._lock = threading.Lock()
 
     def run(self, requests: list[EpisodeRequest], params: SamplingParams) -> list[Trajectory]:
-        return self.runner.run(requests, params)
-
-    def set_engine(self, engine: Any) -> None:
-        self.engine = engine
+        """Runs the episodes on an idle set of environments; concurrent calls (an async trainer's batches in
+        flight) each get their own set, so one batch's environment waits overlap another's generation."""
+        with self._lock:
+            runner = self._idle.pop() if self._idle else self._make_runner()
+            if runner not in self._runners:
+                self._runners.append(runner)
+        try:
+            return runner.run(requests, params)
+        finally:
+            with self._lock:
+                self._idle.append(runner)
 
     def stats(self) -> dict[str, Any]:
-        return dict(self.runner.stats.__dict__)
+        """Counters summed over this worker's environment sets."""
+        totals: dict[str, Any] = {}
+        for runner in self._runners:
+            for key, value in runner.stats.__dict__.items():
+                totals[key] = totals.get(key, 0) + value
+        return totals
 
     def pid(self) -> int:
         import os

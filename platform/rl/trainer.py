@@ -104,8 +104,12 @@ class AgentTrainer:
             .options(num_cpus=learner.num_cpus, max_restarts=0)
             .remote(self.model_path, learner, self.config.trainer.seed, rollout.sampling.logprob_temperature)
         )
+        in_flight = self.config.trainer.max_staleness + 1 if self.config.trainer.mode == "async" else 1
         worker_actor = ray.remote(RolloutWorker).options(
-            num_cpus=rollout.worker_num_cpus, max_restarts=rollout.max_attempts, max_task_retries=0
+            num_cpus=rollout.worker_num_cpus,
+            max_restarts=rollout.max_attempts,
+            max_task_retries=0,
+            max_concurrency=in_flight + 1,  # the batches in flight and a stats call
         )
         self.workers = [
             worker_actor.remote(
