@@ -16,6 +16,11 @@ The grammar is one function-call expression, `name(arg, ...)`:
 Each environment declares the kinds it accepts with an `ActionGrammar` (e.g. `ActionGrammar.of("call",
 "answer")`); new kinds are `Action` subclasses with a `kind` and typed fields. `Action.render()` writes the
 canonical text that `parse` reads back to an equal action; environments receive that string.
+
+One kind may have several *forms*: `Action` subclasses sharing the kind with different numbers of fields (the
+web grammar's `click(12)` on an element id and `click(500, 300)` on a 0–1000 grid, `policies/web_actions.py`).
+`parse` tries the forms from the most fields to the fewest and returns the first that validates; when none
+does, the reason lists every form's complaint.
 """
 
 from __future__ import annotations
@@ -124,12 +129,17 @@ class ActionGrammar:
 
     def __init__(self, actions: Iterable[type[Action]]) -> None:
         self.actions: dict[str, type[Action]] = {}
+        """The first form given for each kind."""
+        self.forms: dict[str, tuple[type[Action], ...]] = {}
+        """Every form of each kind, the most fields first (the order `parse` tries them)."""
         for action in actions:
             if not (isinstance(action, type) and issubclass(action, Action)) or not action.kind:
                 raise TypeError(f"{action!r} is not an Action subclass with a kind")
-            if action.kind in self.actions:
-                raise ValueError(f"two action types share the kind {action.kind!r}")
-            self.actions[action.kind] = action
+            forms = self.forms.get(action.kind, ())
+            if any(len(form.model_fields) == len(action.model_fields) for form in forms):
+                raise ValueError(f"two action types share the kind {action.kind!r} and the number of fields")
+            self.actions.setdefault(action.kind, action)
+            self.forms[action.kind] = tuple(sorted((*forms, action), key=lambda form: -len(form.model_fields)))
         if not self.actions:
             raise ValueError("a grammar needs at least one action type")
         self._known = {**BUILTIN_ACTIONS, **self.actions}
@@ -154,7 +164,9 @@ class ActionGrammar:
 
     def describe(self) -> str:
         """The accepted actions, one `signature: description` line each, for a system prompt."""
-        return "\n".join(f"{action.signature()}: {action.description}" for action in self.actions.values())
+        return "\n".join(
+            f"{action.signature()}: {action.description}" for forms in self.forms.values() for action in forms
+        )
 
     def parse(self, text: str) -> ParsedAction:
         """The first action in `text`, validated against its schema; an `InvalidAction` instead of any error."""
@@ -166,10 +178,13 @@ class ActionGrammar:
                 return InvalidAction(
                     raw=text, reason=f"action {kind!r} is not accepted here; expected one of {', '.join(self.kinds)}"
                 )
-            try:
-                return self._build(self.actions[kind], text, match.end())
-            except _ParseError as error:
-                return InvalidAction(raw=text, reason=f"{kind}: {error}")
+            reasons = []
+            for form in self.forms[kind]:
+                try:
+                    return self._build(form, text, match.end())
+                except _ParseError as error:
+                    reasons.append(str(error))
+            return InvalidAction(raw=text, reason=f"{kind}: {'; or '.join(dict.fromkeys(reasons))}")
         return InvalidAction(raw=text, reason=f"no action found; expected one of {', '.join(self.kinds)}")
 
     def _build(self, action: type[Action], text: str, start: int) -> Action:

@@ -6,7 +6,8 @@ The format, one element per line, indented two spaces per tree level:
     [13] textbox "Find" value="hello"
     [14] checkbox "Bold" checked
     [15] menuitem "Export…" disabled
-         text "Untitled document — 3 words"
+    [16] canvas "Drawing" box=(120,80,880,900)
+    text "Untitled document — 3 words"
 
 - `[N]` is the element id the agent's actions use (`click(12)`, `type(13, "x")`); only elements an agent can
   act on get one: links, buttons, inputs, selects, options, menu items, tabs, sliders, checkboxes, radios,
@@ -14,7 +15,10 @@ The format, one element per line, indented two spaces per tree level:
   document order; the page carries them as `data-rg-id` so actions resolve them.
 - The role is the ARIA role (explicit or implicit), the name the accessible name in double quotes (JSON
   escaped). Flags: `value="..."`, `checked`, `selected`, `expanded`, `disabled`, `focused`.
-- Lines without an id are visible text or structural landmarks that give context.
+- A canvas line ends with its `box=(x1,y1,x2,y2)` on the 0–1000 grid of the coordinate actions, so a text-only
+  agent can click or drag inside it.
+- Lines without an id are visible text or structural landmarks (dialogs, menus, lists, headings, ...) that give
+  context; long text is cut, and the whole text has a size limit (`dom.DEFAULT_LIMITS`).
 
 `parse` reads the text back into `Element`s; `find` is what scripted solvers use to locate an element.
 """
@@ -28,6 +32,7 @@ from dataclasses import dataclass, field
 _QUOTED = r'"(?:[^"\\]|\\.)*"'
 _LINE = re.compile(rf"^(?P<indent> *)(?:\[(?P<id>\d+)\] )?(?P<role>[\w-]+)(?: (?P<name>{_QUOTED}))?(?P<rest>.*)$")
 _VALUE = re.compile(rf"value=({_QUOTED})")
+_BOX = re.compile(r"box=\((\d+),(\d+),(\d+),(\d+)\)")
 _FLAGS = ("checked", "selected", "expanded", "disabled", "focused")
 
 
@@ -39,6 +44,8 @@ class Element:
     depth: int
     value: str | None = None
     flags: frozenset[str] = field(default_factory=frozenset)
+    box: tuple[int, int, int, int] | None = None
+    """A canvas's bounds on the 0–1000 grid."""
 
 
 def parse(text: str) -> list[Element]:
@@ -51,6 +58,7 @@ def parse(text: str) -> list[Element]:
         rest = match["rest"]
         value_match = _VALUE.search(rest)
         rest_without_value = _VALUE.sub("", rest)
+        box = _BOX.search(rest_without_value)
         elements.append(
             Element(
                 id=int(match["id"]) if match["id"] else None,
@@ -59,6 +67,7 @@ def parse(text: str) -> list[Element]:
                 depth=len(match["indent"]) // 2,
                 value=json.loads(value_match.group(1)) if value_match else None,
                 flags=frozenset(f for f in _FLAGS if re.search(rf"\b{f}\b", rest_without_value)),
+                box=(int(box[1]), int(box[2]), int(box[3]), int(box[4])) if box else None,
             )
         )
     return elements

@@ -1,0 +1,187 @@
+"""One headless Chromium per worker process, with the means to notice that it died or hung and to replace it.
+
+`BrowserHost` launches Debian's Chromium through Playwright (sync API) lazily, knows the browser's process id
+(found among this process's descendants, since Playwright does not expose it), and offers:
+
+- `watchdog(seconds)`: a context manager that SIGKILLs the browser if the block has not finished in time. A
+  Playwright call blocked on a hung renderer (an `evaluate` has no timeout of its own) then fails at once with
+  a "closed" error, which the environment reports as an infrastructure failure.
+- `alive()`, `kill()`, `relaunch()`, `close()`.
+
+Hosts of one thread share that thread's Playwright driver (the sync API allows one per thread).
+
+`shared_browser()` is the process's host; every `BrowserEnv` in the process uses it (one browser per worker,
+a fresh context per episode). Playwright's sync API is bound to the thread that started it: use the
+environments of one process from one thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import psutil
+from playwright.sync_api import Browser, Playwright, sync_playwright
+
+CHROMIUM = "/usr/bin/chromium"
+SAFE_ARGS: tuple[str, ...] = (
+    "--no-sandbox",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--dns-prefetch-disable",
+    # Defense in depth under the sandbox's request routing: non-loopback traffic goes to a dead proxy and no
+    # host name but the loopback ones resolves (Chromium never proxies loopback itself).
+    "--proxy-server=http://127.0.0.1:9",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost",
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+)
+LAUNCH_TIMEOUT_S = 60.0
+
+
+class BrowserHost:
+    """A lazily launched Chromium that can be killed and relaunched (see the module docstring)."""
+
+    def __init__(self, executable: str = CHROMIUM, args: tuple[str, ...] = SAFE_ARGS, headless: bool = True) -> None:
+        self.executable = executable
+        self.args = args
+        self.headless = headless
+        self.launches = 0
+        """How many browsers this host has launched (1 + relaunches)."""
+        self._playwright: Playwright | None = None
+        self._browser: Browser | None = None
+        self._pid: int | None = None
+
+    @property
+    def browser(self) -> Browser:
+        """The running browser, launched on first use (or after a crash)."""
+        if self._browser is None or not self.alive():
+            self.relaunch()
+        assert self._browser is not None
+        return self._browser
+
+    @property
+    def pid(self) -> int | None:
+        """The Chromium browser process id (None before launch)."""
+        return self._pid
+
+    def alive(self) -> bool:
+        """Whether the browser is connected and its process runs."""
+        return self._browser is not None and self.alive_after(self._browser)
+
+    def relaunch(self) -> Browser:
+        """Close whatever is left of the current browser and launch a new one."""
+        self._discard()
+        if self._playwright is None:
+            self._playwright = _playwright()
+        before = {p.pid for p in _browser_processes()}
+        self._browser = self._playwright.chromium.launch(
+            executable_path=self.executable,
+            args=list(self.args),
+            headless=self.headless,
+            timeout=LAUNCH_TIMEOUT_S * 1000,
+        )
+        self.launches += 1
+        started = [p for p in _browser_processes() if p.pid not in before]
+        self._pid = started[0].pid if len(started) == 1 else None
+        return self._browser
+
+    def kill(self) -> None:
+        """SIGKILL the browser process and its children (safe from any thread)."""
+        pid = self._pid
+        if pid is None:
+            return
+        try:
+            root = psutil.Process(pid)
+            victims = [*root.children(recursive=True), root]
+        except psutil.NoSuchProcess:
+            return
+        for process in victims:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(process.pid, signal.SIGKILL)
+
+    @contextlib.contextmanager
+    def watchdog(self, seconds: float) -> Iterator[None]:
+        """Kill the browser if the block runs longer than `seconds`; re-raises what the block raises."""
+        fired = threading.Event()
+
+        def expire() -> None:
+            fired.set()
+            self.kill()
+
+        timer = threading.Timer(seconds, expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+            if fired.is_set():
+                raise BrowserHung(f"a browser call did not finish within {seconds:.0f} s; the browser was killed")
+
+    def close(self) -> None:
+        """Close the browser (Playwright itself stays up for the thread's other hosts)."""
+        self._discard()
+        self._playwright = None
+
+    def _discard(self) -> None:
+        browser, self._browser = self._browser, None
+        if browser is not None and not self.alive_after(browser):
+            self.kill()  # a dead or hung browser would make close() wait
+        if browser is not None:
+            with contextlib.suppress(Exception):
+                browser.close()
+        self.kill()
+        self._pid = None
+
+    def alive_after(self, browser: Browser) -> bool:
+        """Whether `browser` is connected and (when its pid is known) its process runs."""
+        try:
+            running = self._pid is None or psutil.Process(self._pid).status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            running = False
+        return running and browser.is_connected()
+
+
+class BrowserHung(RuntimeError):
+    """A browser call exceeded its watchdog deadline (the browser has been killed)."""
+
+
+def _browser_processes() -> list[Any]:
+    """This process's descendant Chromium browser processes: the main process of each launched browser
+    (Playwright drives it over `--remote-debugging-pipe`; its helpers carry a `--type=` flag)."""
+    found = []
+    for process in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            cmdline = process.cmdline()
+            if "--remote-debugging-pipe" in cmdline and not any(arg.startswith("--type=") for arg in cmdline):
+                found.append(process)
+    return found
+
+
+_PLAYWRIGHT = threading.local()
+
+
+def _playwright() -> Playwright:
+    """The thread's Playwright driver (its sync API allows one per thread), started on first use."""
+    if getattr(_PLAYWRIGHT, "driver", None) is None:
+        _PLAYWRIGHT.driver = sync_playwright().start()
+    driver: Playwright = _PLAYWRIGHT.driver
+    return driver
+
+
+_SHARED: BrowserHost | None = None
+
+
+def shared_browser() -> BrowserHost:
+    """The process's one `BrowserHost` (the browser itself launches on first use)."""
+    global _SHARED
+    if _SHARED is None:
+        _SHARED = BrowserHost()
+    return _SHARED

@@ -1,0 +1,153 @@
+"""The local HTTP server of the web suite: the apps' static files and each app's seeded `ui.json`.
+
+`AppServer` is a `ThreadingHTTPServer` on 127.0.0.1 with an ephemeral port, running in a daemon thread. It
+serves `environments/web/apps/<app>/...` (only web asset types: never the apps' Python, which holds the task
+checkers and solvers) and renders `GET /<app>/ui.json?seed=N` from the app's `COMMANDS` with `randomize`.
+Other sites (the documentation site) mount themselves with `add_route(prefix, handler)`.
+
+`shared_server()` is the one server of this process, started on first use; every `BrowserEnv` in the process
+points its pages at it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import threading
+from collections.abc import Callable
+from http import HTTPStatus
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from raygent.environments.web.ui import UISpec, randomize
+
+APPS_DIR = Path(__file__).resolve().parent / "apps"
+HOST = "127.0.0.1"
+SERVED_SUFFIXES = frozenset(
+    {".html", ".js", ".mjs", ".css", ".json", ".svg", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".txt", ".vtt", ".ico"}
+)
+
+Response = tuple[int, str, bytes]
+"""`(status, content type, body)`."""
+RouteHandler = Callable[[str, dict[str, list[str]]], Response]
+"""Called with the path below the route's prefix and the parsed query string."""
+
+
+def ui_spec(app: str, seed: int) -> UISpec:
+    """The layout `seed` gives `app`: its `COMMANDS` dealt by `randomize` (raises `KeyError` for no such app)."""
+    if not app.isidentifier() or not (APPS_DIR / app / "commands.py").is_file():
+        raise KeyError(app)
+    module = importlib.import_module(f"raygent.environments.web.apps.{app}.commands")
+    return randomize(app, module.COMMANDS, seed)
+
+
+class _Handler(SimpleHTTPRequestHandler):
+    server: AppServer
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, directory=str(APPS_DIR), **kwargs)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def end_headers(self) -> None:
+        self.send_header("Cache-Control", "no-store")
+        super().end_headers()
+
+    def do_GET(self) -> None:
+        self._serve(head=False)
+
+    def do_HEAD(self) -> None:
+        self._serve(head=True)
+
+    def _serve(self, head: bool) -> None:
+        parts = urlsplit(self.path)
+        path, query = parts.path, parse_qs(parts.query)
+        for prefix, handler in self.server.routes.items():
+            if path == prefix.rstrip("/") or path.startswith(prefix):
+                self._reply(*handler(path[len(prefix) :], query), head=head)
+                return
+        segments = [segment for segment in path.split("/") if segment]
+        if len(segments) == 2 and segments[1] == "ui.json":
+            self._reply(*self._ui_json(segments[0], query), head=head)
+            return
+        if path.endswith("/") and len(segments) == 1:
+            path += "index.html"
+        if Path(path).suffix.lower() not in SERVED_SUFFIXES or "__pycache__" in segments:
+            self._reply(HTTPStatus.NOT_FOUND, "text/plain", b"not found", head=head)
+            return
+        self.path = path
+        super().do_HEAD() if head else super().do_GET()
+
+    def _ui_json(self, app: str, query: dict[str, list[str]]) -> Response:
+        try:
+            seed = int(query.get("seed", ["0"])[0])
+            spec = ui_spec(app, seed)
+        except (KeyError, ValueError, ModuleNotFoundError):
+            return HTTPStatus.NOT_FOUND, "text/plain", b"no such app or seed"
+        return HTTPStatus.OK, "application/json", json.dumps(spec.to_json()).encode()
+
+    def _reply(self, status: int, content_type: str, body: bytes, head: bool) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
+
+
+class AppServer(ThreadingHTTPServer):
+    """The suite's HTTP server on `127.0.0.1:<ephemeral port>`; `start()` runs it in a daemon thread."""
+
+    daemon_threads = True
+
+    def __init__(self, port: int = 0) -> None:
+        super().__init__((HOST, port), _Handler)
+        self.routes: dict[str, RouteHandler] = {}
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    @property
+    def origin(self) -> str:
+        """`http://127.0.0.1:<port>`: the only origin the browser sandbox lets pages reach."""
+        return f"http://{HOST}:{self.port}"
+
+    def app_url(self, app: str, ui_seed: int = 0) -> str:
+        return f"{self.origin}/{app}/index.html?seed={ui_seed}"
+
+    def add_route(self, prefix: str, handler: RouteHandler) -> None:
+        """Serve every path under `prefix` (e.g. `/docs/`) with `handler`, before the static files."""
+        if not prefix.startswith("/") or not prefix.endswith("/"):
+            raise ValueError(f"a route prefix starts and ends with '/', got {prefix!r}")
+        self.routes[prefix] = handler
+
+    def start(self) -> AppServer:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self.serve_forever, name="raygent-web-server", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self.shutdown()
+            self._thread.join(timeout=5)
+            self._thread = None
+        self.server_close()
+
+
+_SHARED: AppServer | None = None
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_server() -> AppServer:
+    """The process's one `AppServer`, started on first call."""
+    global _SHARED
+    with _SHARED_LOCK:
+        if _SHARED is None:
+            _SHARED = AppServer().start()
+        return _SHARED
