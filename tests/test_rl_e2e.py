@@ -78,7 +78,7 @@ def test_resumed_run_trains_every_task_batch_exactly_once(run_dir: Path) -> None
     grpo = [r for r in records(run_dir) if r["stage"] == "grpo"]
     assert [r["step"] for r in grpo] == list(range(1, STEPS + 1))
     assert [r["data/batch_index"] for r in grpo] == list(range(STEPS))
-    stream = TaskStream(toolcalc_tasks, "train", seed=0, batch_size=2, difficulty=1)
+    stream = TaskStream(toolcalc_tasks, "train", seed=0, batch_size=2, difficulty=1, task_types=["compare", "single"])
     assert [r["data/task_ids"] for r in grpo] == [[t.id for t in stream.batch(i)] for i in range(STEPS)]
     assert [r["policy/version"] for r in grpo] == list(range(1, STEPS + 1))
     sft = [r for r in records(run_dir) if r["stage"] == "sft"]

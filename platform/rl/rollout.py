@@ -71,13 +71,18 @@ class _EnvSlot:
         self._pool = cf.ThreadPoolExecutor(max_workers=1)
         self.env: gymnasium.Env | None = None
 
-    def call(self, timeout: float, method: str, *args: Any, **kwargs: Any) -> Any:
+    def submit(self, method: str, *args: Any, **kwargs: Any) -> cf.Future[Any]:
+        """Starts `env.method(...)` on this slot's thread (building the environment first if needed)."""
+
         def run() -> Any:
             if self.env is None:
                 self.env = self.factory()
             return getattr(self.env, method)(*args, **kwargs)
 
-        future = self._pool.submit(run)
+        return self._pool.submit(run)
+
+    def wait(self, future: cf.Future[Any], timeout: float, method: str) -> Any:
+        """The result of a submitted call; a deadline passed or an exception abandons the environment."""
         try:
             return future.result(timeout=max(timeout, 0.001))
         except cf.TimeoutError:
@@ -86,6 +91,9 @@ class _EnvSlot:
         except Exception as error:
             self.abandon()
             raise EnvironmentFailure(f"environment {method} raised {type(error).__name__}: {error}") from error
+
+    def call(self, timeout: float, method: str, *args: Any, **kwargs: Any) -> Any:
+        return self.wait(self.submit(method, *args, **kwargs), timeout, method)
 
     def abandon(self) -> None:
         """Drop this environment (its thread may be stuck) and start over with a fresh thread and instance."""
@@ -221,10 +229,12 @@ class EpisodeRunner:
         self.stats.generate_s += time.perf_counter() - start
         self.stats.turns += 1
         start = time.perf_counter()
+        # every environment steps at once on its own thread (browsers wait on I/O); results are read in order
+        pending = {index: self.slots[index].submit("step", c.text) for index, c in zip(slots, completions, strict=True)}
         for index, prompt, completion in zip(slots, prompts, completions, strict=True):
             episode = running[index]
             self.stats.tokens += len(completion.response_ids)
-            outcome = self._step(self.slots[index], episode, prompt, completion)
+            outcome = self._step(self.slots[index], pending[index], episode, prompt, completion)
             if outcome == "continue":
                 continue
             del running[index]
@@ -246,11 +256,13 @@ class EpisodeRunner:
                 )
         self.stats.env_s += time.perf_counter() - start
 
-    def _step(self, slot: _EnvSlot, episode: _Episode, prompt: list[int], completion: Completion) -> str:
-        """Apply one response: "continue", "done" or "retry" (the environment failed)."""
+    def _step(
+        self, slot: _EnvSlot, future: cf.Future[Any], episode: _Episode, prompt: list[int], completion: Completion
+    ) -> str:
+        """Record one response's step: "continue", "done" or "retry" (the environment failed)."""
         remaining = self.episode_timeout_s - (time.perf_counter() - episode.started)
         try:
-            observation, reward, terminated, truncated, info = slot.call(remaining, "step", completion.text)
+            observation, reward, terminated, truncated, info = slot.wait(future, remaining, "step")
         except EnvironmentFailure:
             self.stats.env_restarts += 1
             return "retry"

@@ -183,7 +183,8 @@ class AgentTrainer:
         if self.config.env.demonstrations is None:
             raise ValueError("sft.steps > 0 needs env.demonstrations (an expert that demonstrates tasks)")
         demonstrate: Demonstrator = load_entry(self.config.env.demonstrations)
-        ray.get(self.learner.reset_optimizer.remote(sft.lr or self.config.learner.lr))
+        if start == 0:  # a resumed stage keeps the optimizer state its checkpoint restored
+            ray.get(self.learner.reset_optimizer.remote(sft.lr or self.config.learner.lr))
         with self._progress("sft", sft.steps, start) as progress:
             for step in range(start, sft.steps):
                 begin = time.perf_counter()
@@ -256,11 +257,22 @@ class AgentTrainer:
                     break
                 except RayActorError:
                     self.worker_restarts += 1
-                    if attempt == self.config.rollout.max_attempts:
+                    if attempt == self.config.rollout.max_attempts or not self._await_restart(worker_index):
                         trajectories += [_lost(request) for request in requests]
                         break
                     ref = self.workers[worker_index].run.remote(requests, batch.params)
         return trajectories, time.perf_counter() - batch.started
+
+    def _await_restart(self, worker_index: int, timeout_s: float = 300.0) -> bool:
+        """Waits until Ray has restarted a dead worker (it answers a call); False if it does not in time."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                ray.get(self.workers[worker_index].pid.remote(), timeout=max(deadline - time.monotonic(), 1.0))
+                return True
+            except (RayActorError, ray.exceptions.GetTimeoutError):
+                time.sleep(0.5)
+        return False
 
     def _train(self, step: int, batch: _Batch, trajectories: list[Trajectory], generate_s: float) -> dict[str, Any]:
         trainer = self.config.trainer
