@@ -103,10 +103,14 @@ class AppServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, port: int = 0) -> None:
+    def __init__(self, port: int = 0, docs: bool = True) -> None:
         super().__init__((HOST, port), _Handler)
         self.routes: dict[str, RouteHandler] = {}
         self._thread: threading.Thread | None = None
+        if docs:  # the documentation site (DocOS) at /docs/, written for the seed in each link's ?seed=N
+            from raygent.environments.web.docs.site import mount
+
+            mount(self)
 
     @property
     def port(self) -> int:

@@ -1,0 +1,10 @@
+"""Codex Studio, the suite's code editor: a file explorer, tabs, a textarea editor with line numbers, a
+find/replace widget, a console that runs the editor's own small language (Mini, `interpreter.js`), settings,
+and a command palette. The page is `index.html` + ES modules (`app.js` wires `../common/shell.js`, `workspace.js`,
+`findwidget.js`, `editing.js`, `interpreter.js`, `palette.js`); `commands.py` lists its menu commands and
+`tasks.py` its task templates (imported here so they register).
+"""
+
+from raygent.environments.web.apps.code_editor import tasks
+
+__all__ = ["tasks"]
