@@ -54,9 +54,19 @@ class EngineStats:
 class InferenceEngine:
     """The actor class (wrap with `ray.remote`; see `start_engines`). Also usable in-process for tests."""
 
-    def __init__(self, backend: str, model_path: str, options: Mapping[str, Any] | None = None, max_batch: int = 256):
+    def __init__(
+        self,
+        backend: str,
+        model_path: str,
+        options: Mapping[str, Any] | None = None,
+        max_batch: int = 256,
+        batch_window_s: float = 0.005,
+    ):
         self.backend: InferenceBackend = make_backend(backend, model_path, **dict(options or {}))
         self.max_batch = max_batch
+        self.batch_window_s = batch_window_s
+        """After the first request of an idle engine arrives, wait this long for the others of the same turn
+        (workers send theirs within a few milliseconds of each other) before starting the batch."""
         self.stats = EngineStats()
         self._pending: list[_Request] = []
         self._wake: asyncio.Event | None = None
@@ -122,6 +132,8 @@ class InferenceEngine:
         while True:
             await self._wake.wait()
             self._wake.clear()
+            if self.batch_window_s:
+                await asyncio.sleep(self.batch_window_s)
             while self._pending:
                 batch = self._take_batch()
                 async with self._lock:

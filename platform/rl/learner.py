@@ -138,11 +138,15 @@ class Learner:
         stats: dict[str, float] = defaultdict(float)
         self.optimizer.zero_grad(set_to_none=True)
         groups = pack(samples, self.settings.micro_batch_tokens)
-        if first:
+        # The proximal policy is the learner at the start of the update. With one update per batch and no
+        # importance weights it is the current forward pass, detached, so no extra no-grad pass is needed.
+        reuse = self.settings.updates_per_batch == 1 and loss_config.off_policy_correction == "none"
+        if first and not reuse:
             self._proximal = [self._logprobs(collate(g, self.pad_id), grad=False) for g in groups]
-        for group, proximal in zip(groups, self._proximal, strict=True):
+        for index, group in enumerate(groups):
             batch = collate(group, self.pad_id)
             logprobs = self._logprobs(batch, grad=True)
+            proximal = logprobs.detach() if reuse else self._proximal[index]
             mask = batch.loss_mask
             ref = self._reference_logprobs(batch) if self.reference is not None else None
             weights = None
