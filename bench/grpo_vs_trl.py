@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -182,7 +183,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.steps < 2:
         parser.error("--steps must be at least 2 (the first step of each run is warm-up)")
-    import trl
+    try:
+        import trl
+    except ImportError:
+        sys.exit("bench/grpo_vs_trl.py needs TRL: pip install -e '.[bench]'")
 
     torch.set_num_threads(1)
     print(f"trl {trl.__version__}, torch {torch.__version__}", flush=True)
