@@ -18,6 +18,12 @@ _QUIET_ENV = {
     "RAY_USAGE_STATS_ENABLED": "0",
     "PYTHONWARNINGS": "ignore::DeprecationWarning",
 }
+_PATIENT_START_ENV = {
+    # A laptop busy with other work can take minutes to bring up the raylet and its agents; Ray's defaults
+    # (seconds) then abort the embedded cluster with "node timed out during startup".
+    "RAY_raylet_start_wait_time_s": "180",
+    "RAY_agent_register_timeout_ms": "180000",
+}
 
 
 @dataclass(frozen=True)
@@ -45,7 +51,7 @@ def connect(address: str | None = None, num_cpus: int | None = None, verbose: bo
     """Start or join Ray once per process; returns what was connected to."""
     import ray
 
-    for key, value in _QUIET_ENV.items():
+    for key, value in {**_QUIET_ENV, **_PATIENT_START_ENV}.items():
         os.environ.setdefault(key, value)
     address = address or os.environ.get("RAY_ADDRESS") or None
     if address:
