@@ -10,6 +10,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Tests that start Ray themselves get the patience `raygent.platform.cluster.connect` gives a busy machine.
+os.environ.setdefault("RAY_raylet_start_wait_time_s", "180")
+os.environ.setdefault("RAY_agent_register_timeout_ms", "180000")
 RAYGENT = [sys.executable, "-m", "raygent.platform.cli"]
 
 
