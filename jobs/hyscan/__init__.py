@@ -1,0 +1,1 @@
+"""HySCAN (≙ HyCAS, Dhar et al.): hybrid 1-Lipschitz + stochastic defence, certified by randomized smoothing."""
