@@ -9,12 +9,15 @@ this to 1e-5). Rank 0 saves the updated checkpoint to `output_dir`, a loadable m
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from raygent.platform.rl.batch import Sample, denominator
 from raygent.platform.rl.settings import LearnerSettings
+
+STATS_FILE = "update_stats.json"
 
 
 def _train_loop(config: dict[str, Any]) -> None:
@@ -37,7 +40,8 @@ def _train_loop(config: dict[str, Any]) -> None:
         stats = learner.policy_update(shard, total=config["total"] / world, failure_total=failure_total)
     if rank == 0:
         learner.save(config["output_dir"])
-    ray.train.report({"rank": rank, **{key.replace("/", "."): value for key, value in stats.items()}})
+        (Path(config["output_dir"]) / STATS_FILE).write_text(json.dumps({"world_size": world, **stats}))
+    ray.train.report({"rank": rank})
 
 
 def data_parallel_update(
@@ -50,7 +54,8 @@ def data_parallel_update(
     seed: int = 0,
     use_gpu: bool = False,
 ) -> dict[str, Any]:
-    """One learner update of `kind` on `samples` over `num_workers` Ray Train workers; returns rank 0's stats.
+    """One learner update of `kind` on `samples` over `num_workers` Ray Train workers; returns rank 0's stats
+    (also saved as `output_dir/update_stats.json`, with `world_size`).
 
     `grpo` samples carry their advantages (`batch.samples_from_trajectories`).
     """
@@ -75,5 +80,5 @@ def data_parallel_update(
         scaling_config=ScalingConfig(num_workers=num_workers, use_gpu=use_gpu),
         run_config=RunConfig(storage_path=str(Path(output_dir).parent / "ray_train"), name="update"),
     )
-    result = trainer.fit()
-    return dict(result.metrics or {})
+    trainer.fit()
+    return dict(json.loads((Path(output_dir) / STATS_FILE).read_text()))
