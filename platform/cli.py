@@ -194,6 +194,36 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory written by 
     typer.echo(str((run_dir / rundir.REPORT_FILE).resolve()))
 
 
+@app.command(epilog="Examples: raygent tasks · raygent tasks media_player --json")
+def tasks(
+    web_app: str | None = typer.Argument(None, help="One app of the novel-software suite (default: all)."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """List the web apps' task templates: id, difficulty (1 atomic, 2 composed, 3 long) and the instruction."""
+    import random
+
+    from raygent.environments.web.registry import available_apps, load_app
+
+    apps = [web_app] if web_app else list(available_apps())
+    rows = []
+    for name in apps:
+        try:
+            templates = load_app(name)
+        except KeyError as error:
+            _fail(str(error.args[0]))
+        for template, cls in templates.items():
+            task = cls()
+            example = task.goal(task.sample(random.Random(0)))
+            rows.append({"app": name, "template": template, "difficulty": cls.difficulty, "example": example})
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    table = Table("app", "template", "level", "example instruction", title=f"{len(rows)} task templates")
+    for row in rows:
+        table.add_row(row["app"], row["template"], str(row["difficulty"]), row["example"])
+    console.print(table)
+
+
 @app.command(
     epilog="Examples: raygent serve runs/grpo_toy/20261130-101500 · "
     "curl -X POST localhost:8000/v1/act -d '{\"task\": {\"instruction\": \"What is 2+3?\"}, "

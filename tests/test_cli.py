@@ -45,3 +45,16 @@ def test_status_lists_local_runs(tmp_path) -> None:
     (run / "summary.json").write_text(json.dumps({"job": "fls", "holds": True, "trials": 3}))
     done = raygent("status", "--runs", str(tmp_path))
     assert done.returncode == 0 and "holds" in done.stdout and "fls" in done.stdout
+
+
+def test_tasks_lists_every_apps_templates_over_three_levels() -> None:
+    done = raygent("tasks", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    apps = {row["app"] for row in rows}
+    assert apps == {"code_editor", "image_editor", "word_processor", "slide_editor", "media_player"}
+    for name in apps:
+        mine = [row for row in rows if row["app"] == name]
+        assert len(mine) >= 15 and {row["difficulty"] for row in mine} == {1, 2, 3}
+        assert all(row["example"] for row in mine)
+    assert raygent("tasks", "no_such_app").returncode == 2
