@@ -56,9 +56,7 @@ class Learner:
         if settings.loss.needs_reference_model:
             self.reference, _ = load_policy(model_path, dtype="float32", device=settings.device)
             self.reference.requires_grad_(False)
-        self.optimizer = torch.optim.AdamW(
-            self.model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay
-        )
+        self.optimizer = self._make_optimizer(settings.lr)
         self.version = 0
         self._proximal: list[Tensor] = []
         self.wrapped: torch.nn.Module = self.model
@@ -66,7 +64,12 @@ class Learner:
 
     def reset_optimizer(self, lr: float) -> None:
         """A fresh optimizer at `lr` (between stages: SFT's moments should not steer RL)."""
-        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=lr, weight_decay=self.settings.weight_decay)
+        self.optimizer = self._make_optimizer(lr)
+
+    def _make_optimizer(self, lr: float) -> torch.optim.Optimizer:
+        return torch.optim.AdamW(
+            self.model.parameters(), lr=lr, weight_decay=self.settings.weight_decay, eps=self.settings.adam_eps
+        )
 
     # -- updates ----------------------------------------------------------------------------------------------
 

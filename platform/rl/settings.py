@@ -76,6 +76,7 @@ class RolloutSettings(Section):
 class LearnerSettings(Section):
     lr: float = Field(default=1e-4, gt=0)
     weight_decay: float = Field(default=0.0, ge=0)
+    adam_eps: float = Field(default=1e-8, gt=0)
     grad_clip: float | None = Field(default=1.0, gt=0)
     micro_batch_tokens: int = Field(default=4096, ge=64)
     """Padded tokens per forward/backward pass; gradients accumulate over micro-batches."""
