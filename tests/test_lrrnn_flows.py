@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from scipy.linalg import expm
@@ -126,6 +127,41 @@ def test_limit_cycle_period_and_ring_drift_of_ground_truths() -> None:
     multi = make_ground_truth("multistable", 384, rng)
     assert dyn.find_fixed_points(multi.m, multi.n).n_stable == 4
     assert dyn.ring_drift(multi.m, multi.n).drift_deg > 10.0  # four point attractors are no ring
+
+
+def test_resampled_ring_drift_is_a_finite_size_floor() -> None:
+    ring = make_ground_truth("ring", 384, np.random.default_rng(4))
+    small = dyn.resampled_ring_drift(ring.m, ring.n, 300, 4, np.random.default_rng(0))
+    large = dyn.resampled_ring_drift(ring.m, ring.n, 12000, 4, np.random.default_rng(0))
+    assert small.shape == large.shape == (4,)
+    assert large.mean() < small.mean()  # disorder-driven drift shrinks with N'
+    again = dyn.resampled_ring_drift(ring.m, ring.n, 300, 4, np.random.default_rng(0))
+    assert np.array_equal(small, again)
+    multi = make_ground_truth("multistable", 384, np.random.default_rng(4))
+    assert dyn.resampled_ring_drift(multi.m, multi.n, 12000, 2, np.random.default_rng(0)).min() > large.max()
+
+
+def _ring_table(sampled: list[float], null_mean: float, null_sd: float) -> pd.DataFrame:
+    return pd.DataFrame([
+        {"trial_id": f"t{seed}", "status": "TERMINATED", "case": "ring", "rank_offset": 0, "entropy_weight": 1.0,
+         "seed": seed, "sampled/ring_drift_deg": drift, "sampled/ring_radius": 1.4, "fit/ring_radius": 1.4,
+         "null/ring_drift_deg": null_mean, "null/ring_drift_sd": null_sd, "fit/ring_drift_deg": 4.0,
+         "gt/ring_drift_deg": 0.01, "flow/residual_ks_p": 0.5, "point/residual_ks_p": 1e-5,
+         "fit/heldout_mse": 0.01, "flow/entropy": 1.0}
+        for seed, drift in enumerate(sampled)
+    ])
+
+
+def test_ring_check_is_judged_against_the_resampling_noise_floor(tmp_path) -> None:
+    study = LrrnnFlowsStudy()
+    within = study.analyze(_ring_table([6.0, 7.0, 6.5], null_mean=4.0, null_sd=1.5))  # limit 4 + 2 * 1.5 = 7
+    assert within.checks["ring"] and within.evidence["ring/drift_limit_deg"] == pytest.approx(7.0)
+    beyond = study.analyze(_ring_table([7.0, 8.0, 7.5], null_mean=4.0, null_sd=1.5))
+    assert not beyond.checks["ring"] and not beyond.holds
+    noisier = study.analyze(_ring_table([7.0, 8.0, 7.5], null_mean=5.0, null_sd=1.5))  # same drift, higher floor
+    assert noisier.checks["ring"]
+    study.plot(_ring_table([6.0, 7.0, 6.5], null_mean=4.0, null_sd=1.5), tmp_path / "curve.png")
+    assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_planted_residual_is_dynamically_null_and_bimodal() -> None:

@@ -143,6 +143,19 @@ def ring_drift(
     )
 
 
+def resampled_ring_drift(
+    m: np.ndarray, n: np.ndarray, n_neurons: int, draws: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Ring drift (degrees) of `draws` networks of `n_neurons` neurons drawn iid, with replacement, from the
+    rows of (m, n) (N, 2); returns (draws,).
+
+    This is the finite-size noise floor of a perfect sampler of that population at N' = `n_neurons`:
+    the drift a sampled network shows even when the learned distribution is exactly the empirical one.
+    """
+    picks = [rng.integers(0, m.shape[0], size=n_neurons) for _ in range(draws)]
+    return np.array([ring_drift(m[idx], n[idx]).drift_deg for idx in picks])
+
+
 def gaussian_ks_p(values: np.ndarray) -> float:
     """KS p-value of a 1-D sample against the normal law with its own mean and standard deviation."""
     z = (values - values.mean()) / max(values.std(ddof=1), 1e-12)

@@ -61,6 +61,10 @@ class LrrnnFlowsParams(StudyParams):
     n_sample_neurons: int = Field(1000, ge=16)
     n_sample_nets: int = Field(3, ge=1)
     n_ring_neurons: int = Field(16000, ge=16, description="N' for ring drift (finite-N' disorder makes rings drift)")
+    ring_null_draws: int = Field(
+        8, ge=2, description="networks of N' neurons resampled from the ground truth (the fit for recordings) "
+        "that give the drift noise floor the ring check is judged against"
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> LrrnnFlowsParams:

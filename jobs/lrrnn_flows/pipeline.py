@@ -211,6 +211,11 @@ def run_trial(p: Any, report: Callable[[dict[str, Any]], None]) -> dict[str, Any
         out["iid/ring_drift_deg"] = ring_stats(gt.m[iid], gt.n[iid], p.case)["ring_drift_deg"]
     fit_dyn = network_dynamics(m, n, p.case, radius)
     fit_dyn.update(ring_stats(m, n, p.case))
+    if rank == 2 and p.case in ("ring", "recorded"):  # the drift noise floor of a perfect sampler at N'
+        source = (gt.m, gt.n) if gt is not None else (m, n)
+        null = dyn.resampled_ring_drift(*source, p.n_ring_neurons, p.ring_null_draws,
+                                        np.random.default_rng([p.seed, 4242]))
+        out["null/ring_drift_deg"], out["null/ring_drift_sd"] = float(null.mean()), float(null.std(ddof=1))
     out.update({f"fit/{k}": v for k, v in fit_dyn.items()})
 
     clock_flow = time.process_time()

@@ -22,6 +22,9 @@ DYNAMICS = {  # case -> (statistic, axis label)
     "recorded": ("stable_fp", "stable fixed points"),
 }
 
+REFERENCE_COLOURS = {"truth": "0.3", "point est.": "0.6", "truth at N'": "0.8"}
+FLOW_COLOURS = ("tab:orange", "tab:blue")
+
 
 def _hist(rows: pd.DataFrame, prefix: str) -> np.ndarray:
     cols = [c for c in rows.columns if c.startswith(f"hist/{prefix}_")]
@@ -39,14 +42,16 @@ def plot_study(results: pd.DataFrame, path: Path) -> None:
     for col, case in enumerate(cases):
         rows = ok[(ok["case"] == case) & (ok["rank_offset"] == 0)]
         stat, label = DYNAMICS[case]
-        bars = {"truth": rows.get(f"gt/{stat}"), "point est.": rows.get(f"fit/{stat}")}
+        bars = {"truth": rows.get(f"gt/{stat}"), "point est.": rows.get(f"fit/{stat}"),
+                "truth at N'": rows.get(f"null/{stat}")}  # the ring's finite-size drift floor
         for lam in sorted(set(rows["entropy_weight"])):
             bars[f"flow λ={lam:g}"] = rows[rows["entropy_weight"] == lam].get(f"sampled/{stat}")
         names = [k for k, v in bars.items() if v is not None and pd.to_numeric(v, errors="coerce").notna().any()]
         values = [pd.to_numeric(bars[k], errors="coerce") for k in names]
         ax = axes[0, col]
         ax.bar(range(len(names)), [v.mean() for v in values], yerr=[v.std() for v in values],
-               color=["0.3", "0.6", "tab:orange", "tab:blue"][: len(names)])
+               color=[REFERENCE_COLOURS.get(k, FLOW_COLOURS[int(bool(lam_hi != lam_lo and k.endswith(f"={lam_hi:g}")))])
+                      for k in names])
         ax.set_xticks(range(len(names)), names, rotation=30, fontsize=7)
         ax.set_title(case)
         ax.set_ylabel(label, fontsize=8)
