@@ -19,7 +19,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from raygent.jobs.mise_gnn.augment import MESH, NUM_EDGE_TYPES
+from raygent.jobs.mise_gnn.augment import NUM_EDGE_TYPES
 
 EDGE_GEOMETRY = 3  # (dx, dy, |d|)
 Aggregation = Literal["sum", "mean"]
@@ -27,8 +27,9 @@ Aggregation = Literal["sum", "mean"]
 
 @dataclass
 class GraphBatch:
-    """A disjoint union of meshes. x (N, F); edge_index (2, E) src→dst, both directions present;
-    edge_attr (E, 3); edge_type (E,); graph (N,) mesh id of every node; target (N, C)."""
+    """A disjoint union of meshes. x (N, F); edge_index (2, E) src→dst, both directions present, the
+    `num_mesh_edges` mesh edges first and the augmented edges after them; edge_attr (E, 3); edge_type (E,);
+    graph (N,) mesh id of every node; target (N, C)."""
 
     x: torch.Tensor
     edge_index: torch.Tensor
@@ -36,6 +37,7 @@ class GraphBatch:
     edge_type: torch.Tensor
     graph: torch.Tensor
     target: torch.Tensor
+    num_mesh_edges: int
 
     @property
     def num_graphs(self) -> int:
@@ -66,19 +68,18 @@ class ProcessorBlock(nn.Module):
         self.node_mlp = mlp((3 if separate_aug else 2) * hidden, hidden, hidden)
 
     def forward(self, h: torch.Tensor, e: torch.Tensor, edge_index: torch.Tensor,
-                is_aug: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """h (N, H), e (E, H), edge_index (2, E), is_aug (E,) bool → updated (h, e)."""
+                num_mesh_edges: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """h (N, H), e (E, H), edge_index (2, E) with mesh edges first → updated (h, e)."""
         if not self.separate_aug:
             e = e + self.edge_mlps[0](h, e, edge_index)
             return h + self.node_mlp(torch.cat([h, self._aggregate(h, e, edge_index[1])], dim=1)), e
-        channels = []
-        updated = e.clone()
-        for mlp_, mask in zip(self.edge_mlps, (~is_aug, is_aug), strict=True):
-            index = edge_index[:, mask]
-            part = e[mask] + mlp_(h, e[mask], index)
-            updated[mask] = part
+        parts, channels = [], []
+        for mlp_, span in zip(self.edge_mlps, (slice(0, num_mesh_edges), slice(num_mesh_edges, None)), strict=True):
+            index = edge_index[:, span]
+            part = e[span] + mlp_(h, e[span], index)
+            parts.append(part)
             channels.append(self._aggregate(h, part, index[1]))
-        return h + self.node_mlp(torch.cat([h, *channels], dim=1)), updated
+        return h + self.node_mlp(torch.cat([h, *channels], dim=1)), torch.cat(parts)
 
     def _aggregate(self, h: torch.Tensor, messages: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
         incoming = torch.zeros_like(h).index_add_(0, dst, messages)
@@ -120,9 +121,8 @@ class DualHeadMeshGNN(nn.Module):
         """→ field (N, C), error indicator (N,) ≥ 0."""
         h = self.node_encoder(batch.x)
         e = self.edge_encoder(batch.edge_attr) + self.edge_type(batch.edge_type)
-        is_aug = batch.edge_type != MESH
         for block in self.blocks:
-            h, e = block(h, e, batch.edge_index, is_aug)
+            h, e = block(h, e, batch.edge_index, batch.num_mesh_edges)
         return self.field_head(h), F.softplus(self.error_head(h)).squeeze(-1)
 
 

@@ -36,21 +36,23 @@ class MiseParams(StudyParams):
     """Every knob of one trial. `rho` and `num_scales` are ignored by method 'plain'."""
 
     method: Literal["plain", "random", "mise"] = "mise"
-    rho: float = Field(0.1, gt=0.0, le=1.0, description="fraction of nodes selected by predicted error")
+    rho: float = Field(0.2, gt=0.0, le=1.0, description="fraction of nodes selected by predicted error")
     num_scales: int = Field(3, ge=1, le=MAX_SCALES, description="pivot scales S")
     pivot_spacing: float = Field(0.25, gt=0.0, le=1.0, description="finest pivot cell, fraction of the bbox")
-    refresh_every: int = Field(3, ge=1, description="epochs between graph rebuilds (P)")
-    problem: Literal["poisson", "advdiff"] = "poisson"
+    refresh_every: int = Field(2, ge=1, description="epochs between graph rebuilds (P)")
+    problem: Literal["poisson", "advdiff"] = "advdiff"
     num_nodes: int = Field(400, ge=50)
     grading: float = Field(0.5, gt=0.0, le=1.0, description="mesh spacing at the hole / nominal (1: uniform)")
-    num_train: int = Field(100, ge=2)
+    num_train: int = Field(200, ge=2)
     num_test: int = Field(30, ge=1)
     hidden: int = Field(32, ge=4)
     layers: int = Field(4, ge=1)
-    epochs: int = Field(15, ge=1)
+    aggregation: Literal["sum", "mean"] = "mean"
+    separate_aug: bool = Field(True, description="own processor MLPs for augmented edges")
+    epochs: int = Field(6, ge=1)
     batch_size: int = Field(2, ge=1)
     lr: float = Field(2e-3, gt=0.0)
-    beta: float = Field(0.1, ge=0.0, description="weight of the error-indicator loss")
+    beta: float = Field(0.02, ge=0.0, description="weight of the error-indicator loss")
     log_target: bool = True
     eval_rounds: int = Field(2, ge=0, description="test-time refreshes from the plain graph")
     data_path: str = Field("", description="directory with train/ and test/ .npz meshes (cluster scale)")
@@ -70,6 +72,7 @@ def _load(params: MiseParams) -> tuple[list[MeshSample], list[MeshSample]]:
 def _settings(params: MiseParams) -> TrainSettings:
     return TrainSettings(method=params.method, fraction=params.rho, num_scales=params.num_scales,
                          pivot_spacing=params.pivot_spacing, hidden=params.hidden, layers=params.layers,
+                         aggregation=params.aggregation, separate_aug=params.separate_aug,
                          epochs=params.epochs, batch_size=params.batch_size, lr=params.lr,
                          refresh_every=params.refresh_every, beta=params.beta, log_target=params.log_target,
                          eval_rounds=params.eval_rounds, seed=params.seed)
@@ -109,7 +112,7 @@ class MiseGnnStudy:
         targets = Normalizer.fit([s.target for s in train_set])
         graphs = make_graphs(train_set, features, targets, settings)
         model = DualHeadMeshGNN(train_set[0].features.shape[1], train_set[0].target.shape[1], params.hidden,
-                                params.layers)
+                                params.layers, params.aggregation, params.separate_aug)
         optimizer = torch.optim.Adam(model.parameters(), lr=params.lr)
         start_epoch = 0
         state = session.restore()

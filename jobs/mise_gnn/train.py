@@ -85,15 +85,15 @@ class MeshGraph:
         return len(self.mesh_edges) + len(self.aug_edges)
 
     def set_augmentation(self, edges: np.ndarray, types: np.ndarray) -> None:
+        """Replace the augmented edges; directed edges are stored mesh first, then augmented."""
         self.aug_edges, self.aug_types = edges, types
-        pairs = np.concatenate([self.mesh_edges, edges])
-        kinds = np.concatenate([np.full(len(self.mesh_edges), MESH, dtype=np.int64), types])
-        directed = np.concatenate([pairs, pairs[:, ::-1]])
+        directed = np.concatenate([self.mesh_edges, self.mesh_edges[:, ::-1], edges, edges[:, ::-1]])
+        kinds = np.concatenate([np.full(2 * len(self.mesh_edges), MESH, dtype=np.int64), types, types])
         delta = self.points[directed[:, 1]] - self.points[directed[:, 0]]
         geometry = np.column_stack([delta, np.linalg.norm(delta, axis=1)])
         self.edge_index = torch.as_tensor(directed.T.copy(), dtype=torch.long)
         self.edge_attr = torch.as_tensor(geometry, dtype=torch.float32)
-        self.edge_type = torch.as_tensor(np.concatenate([kinds, kinds]), dtype=torch.long)
+        self.edge_type = torch.as_tensor(kinds, dtype=torch.long)
 
 
 def make_graphs(samples: Sequence[MeshSample], features: Normalizer, targets: Normalizer,
@@ -111,15 +111,23 @@ def make_graphs(samples: Sequence[MeshSample], features: Normalizer, targets: No
 
 
 def collate(graphs: Sequence[MeshGraph]) -> GraphBatch:
-    """Disjoint union of `graphs` with node offsets applied to the edge indices."""
+    """Disjoint union of `graphs`: node offsets applied, all mesh edges first, then all augmented edges."""
     offsets = np.cumsum([0] + [len(g.points) for g in graphs[:-1]])
+    mesh_spans = [2 * len(g.mesh_edges) for g in graphs]
+
+    def edges(part: str) -> list[tuple[MeshGraph, slice, int]]:
+        return [(g, slice(0, m) if part == "mesh" else slice(m, None), int(o))
+                for g, m, o in zip(graphs, mesh_spans, offsets, strict=True)]
+
+    order = edges("mesh") + edges("aug")
     return GraphBatch(
         x=torch.cat([g.x for g in graphs]),
-        edge_index=torch.cat([g.edge_index + int(o) for g, o in zip(graphs, offsets, strict=True)], dim=1),
-        edge_attr=torch.cat([g.edge_attr for g in graphs]),
-        edge_type=torch.cat([g.edge_type for g in graphs]),
+        edge_index=torch.cat([g.edge_index[:, span] + o for g, span, o in order], dim=1),
+        edge_attr=torch.cat([g.edge_attr[span] for g, span, _ in order]),
+        edge_type=torch.cat([g.edge_type[span] for g, span, _ in order]),
         graph=torch.cat([torch.full((len(g.points),), i, dtype=torch.long) for i, g in enumerate(graphs)]),
         target=torch.cat([g.target for g in graphs]),
+        num_mesh_edges=sum(mesh_spans),
     )
 
 
