@@ -2,11 +2,11 @@
 
 `EpisodeRunner` hosts `n_envs` environment instances and runs episodes in lockstep: every turn it builds the
 prompts of all running episodes, asks the engine for all of them in one call, and steps each environment with
-its response; a finished episode's slot takes the next queued episode. Each environment lives on its own thread
-(Playwright's sync objects belong to the thread that made them) and every environment call has a deadline, so
-a hung or crashed environment is abandoned, rebuilt, and its episode retried from the start, at most
-`max_attempts` times; after that the episode is returned as an infrastructure failure (no steps it has are
-trained on, and it is not counted as an agent failure).
+its response; a finished episode's slot takes the next queued episode, and the free slots' resets run at once.
+Each environment lives on its own thread (Playwright's sync objects belong to the thread that made them) and
+every environment call has a deadline, so a hung or crashed environment is abandoned, rebuilt, and its episode
+retried from the start, at most `max_attempts` times; after that the episode is returned as an infrastructure
+failure (no steps it has are trained on, and it is not counted as an agent failure).
 
 Token bookkeeping (DESIGN §3): each step records the exact prompt ids the engine saw and the response ids and
 log-probabilities it returned, with the engine's weight version. Environment and tool text only ever appears
@@ -92,9 +92,6 @@ class _EnvSlot:
             self.abandon()
             raise EnvironmentFailure(f"environment {method} raised {type(error).__name__}: {error}") from error
 
-    def call(self, timeout: float, method: str, *args: Any, **kwargs: Any) -> Any:
-        return self.wait(self.submit(method, *args, **kwargs), timeout, method)
-
     def abandon(self) -> None:
         """Drop this environment (its thread may be stuck) and start over with a fresh thread and instance."""
         old_env, old_pool = self.env, self._pool
@@ -165,19 +162,9 @@ class EpisodeRunner:
         order = {id(request): position for position, request in enumerate(requests)}
         running: dict[int, _Episode] = {}
         while queue or running:
-            for slot_index, slot in enumerate(self.slots):
-                while slot_index not in running and queue:
-                    request, attempt = queue.popleft()
-                    episode = self._start(slot, request, attempt)
-                    if isinstance(episode, _Episode):
-                        running[slot_index] = episode
-                    elif episode is not None:
-                        results[order[id(request)]] = episode
-                    else:
-                        queue.appendleft((request, attempt + 1))
-            if not running:
-                continue
-            self._turn(running, queue, results, order)
+            self._fill(running, queue, results, order)
+            if running:
+                self._turn(running, queue, results, order)
         return [results[position] for position in range(len(requests))]
 
     def close(self) -> None:
@@ -186,15 +173,35 @@ class EpisodeRunner:
 
     # -- internals --------------------------------------------------------------------------------------------
 
-    def _start(self, slot: _EnvSlot, request: EpisodeRequest, attempt: int) -> _Episode | Trajectory | None:
-        """Reset an environment for `request`: the episode, or a failure trajectory, or None to retry."""
-        started = time.perf_counter()
-        try:
-            observation, _ = slot.call(self.episode_timeout_s, "reset", options={"task": request.task})
-        except EnvironmentFailure:
-            self.stats.env_restarts += 1
-            return self._failed(request, attempt) if attempt >= self.max_attempts else None
-        return _Episode(request, attempt, observation, started)
+    def _fill(
+        self,
+        running: dict[int, _Episode],
+        queue: deque[tuple[EpisodeRequest, int]],
+        results: dict[int, Trajectory],
+        order: dict[int, int],
+    ) -> None:
+        """Start queued episodes on every free slot, resetting those environments at once (a browser reset costs
+        far more than a step); a failed reset is retried on the next round, or recorded once out of attempts."""
+        while queue and len(running) < len(self.slots):
+            started = time.perf_counter()
+            resets = []
+            for slot_index, slot in enumerate(self.slots):
+                if slot_index in running or not queue:
+                    continue
+                request, attempt = queue.popleft()
+                resets.append((slot_index, request, attempt, slot.submit("reset", options={"task": request.task})))
+            for slot_index, request, attempt, future in resets:
+                remaining = self.episode_timeout_s - (time.perf_counter() - started)
+                try:
+                    observation, _ = self.slots[slot_index].wait(future, remaining, "reset")
+                except EnvironmentFailure:
+                    self.stats.env_restarts += 1
+                    if attempt >= self.max_attempts:
+                        results[order[id(request)]] = self._failed(request, attempt)
+                    else:
+                        queue.appendleft((request, attempt + 1))
+                    continue
+                running[slot_index] = _Episode(request, attempt, observation, started)
 
     def _failed(self, request: EpisodeRequest, attempt: int) -> Trajectory:
         self.stats.infra_failures += 1
