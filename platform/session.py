@@ -28,6 +28,7 @@ class _LocalSession:
 
 
 _last_report: dict[str, Any] | None = None  # per trial process; read by the sweep's trial wrapper
+_study_metric: str | None = None  # Tune checks every result for it; set by the sweep's trial wrapper
 
 _local: contextvars.ContextVar[_LocalSession | None] = contextvars.ContextVar("raygent_session", default=None)
 
@@ -44,18 +45,23 @@ def report(metrics: Mapping[str, Any], state: Any | None = None) -> None:
         return
     from ray import tune
 
+    result = dict(metrics)
+    if _study_metric is not None and _study_metric not in result:
+        result[_study_metric] = float("nan")  # an intermediate report (e.g. training loss) before the study metric
     if state is None:
-        tune.report(dict(metrics))
+        tune.report(result)
         return
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / _STATE_FILE).write_bytes(pickle.dumps(state))
-        tune.report(dict(metrics), checkpoint=tune.Checkpoint.from_directory(tmp))
+        tune.report(result, checkpoint=tune.Checkpoint.from_directory(tmp))
 
 
-def reset() -> None:
-    """Forget the previous trial's last report (a reused trial process runs several trials)."""
-    global _last_report
+def reset(study_metric: str | None = None) -> None:
+    """Forget the previous trial's last report (a reused trial process runs several trials); `study_metric` is
+    the metric Tune requires in every result, filled with NaN in reports that do not carry it yet."""
+    global _last_report, _study_metric
     _last_report = None
+    _study_metric = study_metric
 
 
 def last_report() -> dict[str, Any] | None:

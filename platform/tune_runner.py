@@ -65,7 +65,7 @@ def make_trainable(entry: str, events_path: str | None, threads: int) -> Callabl
         study = load_entry(entry)()
         if "torch" in sys.modules:
             sys.modules["torch"].set_num_threads(max(1, threads))
-        session.reset()
+        session.reset(study.metric)
         trial_id = tune.get_context().get_trial_id()
         finished = _finished_metrics(events_path, trial_id)
         if finished is not None:

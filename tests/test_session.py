@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -60,3 +61,20 @@ def test_metric_names_must_not_clash_with_parameters() -> None:
 
 def test_study_satisfies_the_protocol() -> None:
     assert isinstance(CountStudy(), TuneStudy)
+
+
+def test_reports_under_tune_carry_the_study_metric(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tune rejects a result without the study metric, so an intermediate report gets it as NaN."""
+    from ray import tune
+
+    sent: list[dict[str, Any]] = []
+    monkeypatch.setattr(tune, "report", lambda metrics, checkpoint=None: sent.append(metrics))
+    session.reset("value")
+    try:
+        session.report({"train/loss": 0.5})
+        session.report({"value": 2.0})
+    finally:
+        session.reset()
+    assert math.isnan(sent[0]["value"]) and sent[0]["train/loss"] == 0.5
+    assert sent[1] == {"value": 2.0}
+    assert session.last_report() is None
