@@ -1,13 +1,15 @@
 """The report of an agent run: learning curve, success before and after RL, example trajectories.
 
 Reads `metrics.jsonl` (the trainer's records) and writes `curve.png`, `summary.json` and `report.html` into the
-run directory. A recipe passes its claim and the threshold its verdict uses.
+run directory. A recipe passes its claim and the threshold its verdict uses, and optionally more before/after
+rows (e.g. templates never trained on) and example steps with a `screenshot` path relative to the run directory.
 """
 
 from __future__ import annotations
 
 import html
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,8 @@ CURVE_FILE = "curve.png"
 
 
 def plot_curve(records: list[dict[str, Any]], path: Path) -> None:
-    """Training success and reward per GRPO step, and held-out success at each evaluation."""
+    """Training success and reward per GRPO step, and held-out success (and every extra evaluation set's,
+    `eval/<name>/success`) at each evaluation."""
     train = [r for r in records if r.get(m.STAGE) == "grpo"]
     evals = [r for r in records if r.get(m.STAGE) == "eval"]
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -33,6 +36,12 @@ def plot_curve(records: list[dict[str, Any]], path: Path) -> None:
         ax.plot([r[m.STEP] for r in train], [r[m.REWARD] for r in train], label="train reward", alpha=0.4)
     if evals:
         ax.plot([r[m.STEP] for r in evals], [r[m.EVAL_SUCCESS] for r in evals], "o-", label="held-out success (greedy)")
+    extra_keys = sorted(
+        {k for r in evals for k in r if k.startswith("eval/") and k.endswith("/success")} - {m.EVAL_SUCCESS}
+    )
+    for key in extra_keys:
+        points = [(r[m.STEP], r[key]) for r in evals if key in r]
+        ax.plot([p[0] for p in points], [p[1] for p in points], "s--", label=f"{key.split('/')[1]} (greedy)")
     ax.set_xlabel("GRPO step")
     ax.set_ylim(-0.02, 1.02)
     ax.legend(loc="lower right")
@@ -51,8 +60,11 @@ def write_report(
     min_gain: float,
     examples: list[dict[str, Any]] | None = None,
     extra: dict[str, Any] | None = None,
+    rows: Sequence[tuple[str, float, float]] = (),
 ) -> dict[str, Any]:
-    """Writes the three files; returns the summary (`holds` is `after - before >= min_gain`)."""
+    """Writes the three files; returns the summary (`holds` is `after - before >= min_gain`). `rows` are more
+    `(name, before, after)` lines of the before/after table (not part of the verdict), kept in the summary as
+    `rows`."""
     records = m.MetricsLog(run_dir, tensorboard=False).read()
     plot_curve(records, run_dir / CURVE_FILE)
     train = [r for r in records if r.get(m.STAGE) == "grpo"]
@@ -70,14 +82,24 @@ def write_report(
         "timing_s": timing,
         **(extra or {}),
     }
+    if rows:
+        summary["rows"] = [{"name": n, "before": b, "after": a, "gain": a - b} for n, b, a in rows]
     (run_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2))
-    rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(str(v))}</td></tr>" for k, v in summary.items())
+    table = "".join(
+        f"<tr><td>{html.escape(name)}</td><td>{b:.3f}</td><td>{a:.3f}</td><td>{a - b:+.3f}</td></tr>"
+        for name, b, a in [("held-out tasks", before, after), *rows]
+    )
+    details = "".join(
+        f"<tr><td>{html.escape(k)}</td><td>{html.escape(str(v))}</td></tr>" for k, v in summary.items() if k != "rows"
+    )
     shots = "".join(_example_html(example) for example in examples or [])
     (run_dir / REPORT_FILE).write_text(
         f"<!doctype html><meta charset='utf-8'><title>{html.escape(job)}</title>"
         f"<h1>{html.escape(job)}</h1><p>{html.escape(claim)}</p>"
         f"<h2>Learning curve</h2><img src='{CURVE_FILE}' alt='learning curve'>"
-        f"<h2>Before and after</h2><table border=1 cellpadding=4>{rows}</table>"
+        f"<h2>Before and after</h2><table border=1 cellpadding=4>"
+        f"<tr><th>evaluation set</th><th>before RL</th><th>after RL</th><th>gain</th></tr>{table}</table>"
+        f"<h2>Run</h2><table border=1 cellpadding=4>{details}</table>"
         f"<h2>Example trajectories</h2>{shots}"
     )
     return summary

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +47,11 @@ from raygent.policies.loading import load_tokenizer
 Demonstrator = Callable[[list[Task]], list[list[tuple[str, str]]]]
 
 
+def eval_key(name: str) -> str:
+    """The metric key of an extra evaluation set's success rate (`eval/<name>/success`)."""
+    return f"eval/{name}/success"
+
+
 @dataclass
 class _Batch:
     index: int
@@ -58,9 +63,17 @@ class _Batch:
 
 class AgentTrainer:
     """Owns the actors of one run. `config` carries the `AgentRunConfig` sections; `model_path` is the initial
-    policy checkpoint."""
+    policy checkpoint. `extra_evals` are named task sets evaluated with the held-out tasks each time (e.g.
+    templates never trained on) and recorded as `eval_key(name)`, apart from `eval/success`."""
 
-    def __init__(self, config: AgentRunConfig, run_dir: Path, model_path: str, console: Console | None = None):
+    def __init__(
+        self,
+        config: AgentRunConfig,
+        run_dir: Path,
+        model_path: str,
+        console: Console | None = None,
+        extra_evals: Mapping[str, Sequence[Task]] | None = None,
+    ):
         self.config = config
         self.run_dir = run_dir
         self.model_path = model_path
@@ -69,6 +82,8 @@ class AgentTrainer:
         self.version = 0
         self.worker_restarts = 0
         self.last_eval: list[Trajectory] = []
+        self.last_extra_evals: dict[str, list[Trajectory]] = {}
+        self.extra_evals = {name: list(tasks) for name, tasks in (extra_evals or {}).items()}
         env, rollout, trainer = config.env, config.rollout, config.trainer
         self.task_source = load_entry(env.tasks)
         self.stream = TaskStream(
@@ -147,19 +162,24 @@ class AgentTrainer:
             self.log.truncate_after(step, stage)
             self._push_weights()
             self.console.print(f"resumed from {directory.name}: stage {stage}, step {step}")
-        summary: dict[str, Any] = {}
+        before: dict[str, float] = {}
         if stage == "sft":
             self._sft(start=step)
             stage, step = "grpo", 0
             self._checkpoint("grpo", 0, stream_index=0)
         if self.config.trainer.steps and step == 0:
-            summary["eval/before"] = self._evaluate(0)
+            before = self._evaluate(0)
         self._grpo(start=step)
-        summary["eval/after"] = self._evaluate(self.config.trainer.steps)
+        after = self._evaluate(self.config.trainer.steps)
         final = self.run_dir / ckpt.CHECKPOINTS / ckpt.FINAL
         ray.get(self.learner.save.remote(str(final)))
         ckpt.write_state(final, {"stage": "done", "step": self.config.trainer.steps, "version": self.version})
-        summary["eval/before"] = summary.get("eval/before", self._recorded_eval(0))
+        summary: dict[str, Any] = {}
+        for name in ["", *self.extra_evals]:
+            key = eval_key(name) if name else m.EVAL_SUCCESS
+            prefix = f"eval/{name}/" if name else "eval/"
+            summary[prefix + "before"] = before.get(key, self._recorded_eval(0, key))
+            summary[prefix + "after"] = after.get(key, float("nan"))
         return summary
 
     def _progress(self, description: str, total: int, done: int) -> Progress:
@@ -309,38 +329,60 @@ class AgentTrainer:
 
     # -- evaluation, weights, checkpoints ---------------------------------------------------------------------
 
-    def _evaluate(self, step: int) -> float:
-        """Greedy success rate on the held-out tasks (one episode each), recorded as an `eval` record."""
-        if not self.eval_tasks:
-            return float("nan")
+    def _evaluate(self, step: int) -> dict[str, float]:
+        """Greedy success rates on the held-out tasks and each extra set (one episode per task, all sets in one
+        dispatch), recorded as one `eval` record; returns them by metric key."""
+        sets = {"": self.eval_tasks, **self.extra_evals}
+        if not any(sets.values()):
+            return {}
         begin = time.perf_counter()
-        batch = self._dispatch(-1, self.eval_tasks, self.config.rollout.eval_sampling, group_size=1)
+        owner = {id(task): name for name, tasks in sets.items() for task in tasks}
+        batch = self._dispatch(-1, [t for tasks in sets.values() for t in tasks], self.config.rollout.eval_sampling, 1)
         trajectories, _ = self._collect(batch)
-        judged = [t for t in trajectories if not t.infra_failure]
-        self.last_eval = judged
-        success = sum(bool(t.success) for t in judged) / max(len(judged), 1)
-        reward = sum(t.total_reward for t in judged) / max(len(judged), 1)
-        record = {m.STAGE: "eval", m.STEP: step, m.EVAL_SUCCESS: success, m.EVAL_REWARD: reward}
+        requests = [request for _, worker_requests, _ in batch.dispatched for request in worker_requests]
+        judged: dict[str, list[Trajectory]] = {name: [] for name in sets}
+        for request, trajectory in zip(requests, trajectories, strict=True):  # _collect keeps dispatch order
+            if not trajectory.infra_failure:
+                judged[owner[id(request.task)]].append(trajectory)
+        self.last_eval = judged.pop("")
+        self.last_extra_evals = judged
+        record: dict[str, Any] = {m.STAGE: "eval", m.STEP: step}
+        rates: dict[str, float] = {}
+        lines = []
+        for name, done in [("", self.last_eval), *judged.items()]:
+            if not sets[name]:
+                continue
+            key = eval_key(name) if name else m.EVAL_SUCCESS
+            rates[key] = sum(bool(t.success) for t in done) / max(len(done), 1)
+            reward_key = f"eval/{name}/reward" if name else m.EVAL_REWARD
+            record[reward_key] = sum(t.total_reward for t in done) / max(len(done), 1)
+            lines.append(f"{rates[key]:.3f} on {len(done)} {name or 'held-out'} tasks")
+        record.update(rates)
         self.log.write({**record, m.VERSION: self.version, "timing/eval": time.perf_counter() - begin})
-        self.console.print(f"eval at step {step}: success {success:.3f} on {len(judged)} held-out tasks")
-        return success
+        self.console.print(f"eval at step {step}: success " + ", ".join(lines))
+        return rates
 
-    def examples(self, count: int) -> list[dict[str, Any]]:
-        """A few trajectories of the last evaluation (successes first) for the report."""
-        chosen = sorted(self.last_eval, key=lambda t: not t.success)[:count]
+    def examples(self, count: int, failures: int = 0) -> list[dict[str, Any]]:
+        """Trajectories of the last evaluation for the report: `count` in all, successes first, with at least
+        `failures` failed ones when there are any (the task id lets a report replay them)."""
+        successes = [t for t in self.last_eval if t.success]
+        failed = [t for t in self.last_eval if not t.success]
+        keep_failed = min(failures, len(failed), count)
+        chosen = successes[: count - keep_failed] + failed[: count - min(len(successes), count - keep_failed)]
         return [
             {
                 "task": t.task.instruction,
+                "task_id": t.task.id,
                 "success": t.success,
                 "steps": [{"observation": s.observation.text, "action": s.action} for s in t.steps],
             }
             for t in chosen
         ]
 
-    def _recorded_eval(self, step: int) -> float:
+    def _recorded_eval(self, step: int, key: str = m.EVAL_SUCCESS) -> float:
         for record in self.log.read():
-            if record.get(m.STAGE) == "eval" and record.get(m.STEP) == step:
-                return float(record[m.EVAL_SUCCESS])
+            if record.get(m.STAGE) == "eval" and record.get(m.STEP) == step and key in record:
+                return float(record[key])
         return float("nan")
 
     def _push_weights(self) -> float:
