@@ -1,0 +1,169 @@
+"""Scripted-expert demonstrations recorded in the browser, cached on disk by task id.
+
+`record` runs a template's `solve` through a real `BrowserEnv` (full observation text for the solver, as the
+suite's tests do) and keeps each turn as `(compact observation, action)`: what the policy would have seen and
+what the expert did. The solvers' first action is a blind look (`wait()` or `hotkey("Escape")`, taken before any
+observation exists); it changes nothing, so it is dropped. A task whose solver fails keeps no turns.
+
+The cache is `<cache root>/<fingerprint>/<task id>.json`. The fingerprint hashes the sources a recording
+depends on (the app's files, the shared app code, the observation format) and `RECORDING_VERSION`, so editing
+an app or the compact format records again and nothing stale is read. The root is
+`$RAYGENT_CACHE/web_agent/demos` (default `~/.cache/raygent/web_agent/demos`). Missing tasks are recorded by
+`workers` threads, each with its own Chromium (`env.thread_browser`): the browser's waits overlap, which is what
+makes recording faster on 2 cores.
+
+SEAgent builds its SFT data from its own judged rollouts; here the platform's scripted experts stand in for
+the judged-successful trajectories of the four known apps.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import json
+import os
+import threading
+import warnings
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Error as PlaywrightError
+
+from raygent.environments.web.env import BrowserEnv
+from raygent.environments.web.registry import APPS_DIR, from_platform
+from raygent.environments.web.server import ui_spec
+from raygent.jobs.web_agent.env import release_thread_browser, thread_browser
+from raygent.jobs.web_agent.observation import compact
+from raygent.platform.contracts import Task
+
+Turns = list[tuple[str, str]]
+BLIND_LOOKS = ("wait()", 'hotkey("Escape")')
+"""Solvers' first actions, taken before they have seen anything."""
+DEFAULT_WORKERS = 3
+RECORDING_VERSION = "1"
+"""Part of the cache fingerprint: bump it when `record` changes what it keeps."""
+RECORD_ATTEMPTS = 2
+"""Tries per task; a task that fails them all is not cached (the next call tries again) and has no turns."""
+
+
+def cache_root() -> Path:
+    base = os.environ.get("RAYGENT_CACHE") or str(Path.home() / ".cache" / "raygent")
+    return Path(base) / "web_agent" / "demos"
+
+
+@lru_cache(maxsize=16)
+def fingerprint(app: str) -> str:
+    """A hash of what a recording of `app` depends on (see the module docstring)."""
+    digest = hashlib.sha256(RECORDING_VERSION.encode())
+    sources = sorted(p for p in (APPS_DIR / app).rglob("*") if p.is_file() and p.suffix in {".py", ".js", ".html"})
+    sources += sorted(p for p in (APPS_DIR / "common").rglob("*") if p.is_file() and p.suffix in {".py", ".js"})
+    sources.append(Path(__file__).with_name("observation.py"))
+    for path in sources:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def cache_path(task: Task, root: Path | None = None) -> Path:
+    app = str(task.params["app"])
+    return (root or cache_root()) / fingerprint(app) / (task.id.replace("/", "__") + ".json")
+
+
+def record(env: BrowserEnv, task: Task) -> tuple[bool, Turns]:
+    """Run the task's scripted expert in `env`: (success, the turns kept; none when it failed)."""
+    observation, _ = env.reset(options={"task": task})
+    instance = env.task
+    assert instance is not None
+    solver = instance.task.solve(instance.params, ui_spec(instance.app, instance.ui_seed))
+    turns: Turns = []
+    info: dict[str, Any] = {}
+    try:
+        action = next(solver)
+        while True:
+            turns.append((compact(str(observation["text"])), action))
+            observation, _, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                break
+            action = solver.send(str(observation["text"]))
+    except StopIteration:
+        return False, []
+    if not info.get("success"):
+        return False, []
+    if turns and turns[0][1] in BLIND_LOOKS:
+        turns = turns[1:]
+    return True, turns
+
+
+def _load(path: Path) -> Turns | None:
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text())
+    return [(str(observation), str(action)) for observation, action in data["turns"]]
+
+
+def _store(path: Path, task: Task, success: bool, turns: Turns) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    body = {"task_id": task.id, "instruction": task.instruction, "success": success, "turns": turns}
+    partial.write_text(json.dumps(body, ensure_ascii=False))
+    partial.replace(path)  # atomic: a reader sees the whole file or none
+
+
+def _record_share(tasks: Sequence[Task], root: Path, done: Callable[[], None]) -> None:
+    """One thread's share: its own Chromium, one environment, every task in turn."""
+    host = thread_browser()
+    env = BrowserEnv(browser=host)
+    try:
+        for task in tasks:
+            for attempt in range(RECORD_ATTEMPTS):
+                try:
+                    success, turns = record(env, task)
+                except (RuntimeError, LookupError, PlaywrightError) as error:  # a browser failure, or a broken page
+                    failure = f"{type(error).__name__}: {str(error)[:200]}"
+                    if attempt + 1 == RECORD_ATTEMPTS:
+                        warnings.warn(f"could not record {task.id}: {failure}", stacklevel=1)
+                    continue
+                _store(cache_path(task, root), task, success, turns)
+                break
+            done()
+    finally:
+        env.close()
+        release_thread_browser(host)
+
+
+def ensure_recorded(
+    tasks: Sequence[Task],
+    workers: int = DEFAULT_WORKERS,
+    root: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Record every task not in the cache yet, on `workers` threads; returns how many were recorded.
+    `progress(done, total)` is called after each recording."""
+    root = root or cache_root()
+    unique = {task.id: task for task in tasks}
+    missing = [task for task in unique.values() if not cache_path(task, root).is_file()]
+    if not missing:
+        return 0
+    lock, count = threading.Lock(), [0]
+
+    def done() -> None:
+        with lock:
+            count[0] += 1
+            if progress is not None:
+                progress(count[0], len(missing))
+
+    shares = [missing[index :: max(workers, 1)] for index in range(max(workers, 1))]
+    with cf.ThreadPoolExecutor(max_workers=len(shares)) as pool:
+        for future in [pool.submit(_record_share, share, root, done) for share in shares if share]:
+            future.result()
+    return len(missing)
+
+
+def demonstrations(tasks: Sequence[Task], workers: int = DEFAULT_WORKERS, root: Path | None = None) -> list[Turns]:
+    """The expert's turns for each task (recorded first when missing; none for a task its expert fails)."""
+    for task in tasks:
+        from_platform(task)  # a clear error for a task that is not the suite's, before any browser starts
+    ensure_recorded(tasks, workers, root)
+    return [_load(cache_path(task, root)) or [] for task in tasks]

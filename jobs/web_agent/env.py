@@ -1,0 +1,101 @@
+"""`CompactWebEnv`: the suite's `BrowserEnv` as the web agent sees it, registered as `raygent/web-agent-v0`.
+
+Two differences from `BrowserEnv` (which it composes, not subclasses):
+
+- The observation `text` is `observation.compact` of the accessibility tree (ids unchanged); `inner` is the
+  `BrowserEnv`, whose last full observation is `inner.render()` with `render_mode="ansi"`.
+- Each thread gets its own Chromium (`thread_browser`). The RL core's `EpisodeRunner` runs every environment on
+  its own thread, and Playwright's sync objects belong to the thread that made them, so the process-wide
+  `shared_browser()` cannot serve several environments of one rollout worker. A host is closed when the last
+  environment of its thread closes.
+
+SEAgent's actor sees screenshots of a whole desktop; here the text is the policy's input and a downscaled
+screenshot (`screenshot=(w, h)`) is optional, for reports.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, SupportsFloat
+
+import gymnasium
+
+from raygent.environments.web.browser import BrowserHost
+from raygent.environments.web.env import BrowserEnv
+from raygent.jobs.web_agent.observation import compact
+
+ENV_ID = "raygent/web-agent-v0"
+
+_LOCAL = threading.local()
+
+
+def thread_browser() -> BrowserHost:
+    """This thread's `BrowserHost` (launched on first use), counted per environment that holds it."""
+    host: BrowserHost | None = getattr(_LOCAL, "host", None)
+    if host is None:
+        host = _LOCAL.host = BrowserHost()
+        _LOCAL.users = 0
+    _LOCAL.users += 1
+    return host
+
+
+def release_thread_browser(host: BrowserHost) -> None:
+    """One holder of `host` is done with it; the last one on its thread closes it."""
+    if getattr(_LOCAL, "host", None) is not host:
+        host.close()  # made on another thread (the caller's thread is being abandoned): close it regardless
+        return
+    _LOCAL.users -= 1
+    if _LOCAL.users <= 0:
+        host.close()
+        _LOCAL.host = None
+
+
+class CompactWebEnv(gymnasium.Env[dict[str, Any], str]):
+    """A `BrowserEnv` over any of the suite's apps with compact observation text (see the module docstring).
+
+    Keyword arguments are `BrowserEnv`'s (`app`, `difficulties`, `screenshot`, `max_steps`, ...), except
+    `browser`, which is this thread's host.
+    """
+
+    metadata = BrowserEnv.metadata
+
+    def __init__(self, **kwargs: Any) -> None:
+        self._host = thread_browser()
+        self.inner = BrowserEnv(browser=self._host, **kwargs)
+        self.observation_space = self.inner.observation_space
+        self.action_space = self.inner.action_space
+        self.render_mode = self.inner.render_mode
+        self._closed = False
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        super().reset(seed=seed)
+        observation, info = self.inner.reset(seed=seed, options=options)
+        return self._compact(observation), info
+
+    def step(self, action: str) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
+        observation, reward, terminated, truncated, info = self.inner.step(action)
+        return self._compact(observation), reward, terminated, truncated, info
+
+    def render(self) -> Any:  # type: ignore[override]
+        return self.inner.render()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.inner.close()
+        release_thread_browser(self._host)
+        super().close()
+
+    @staticmethod
+    def _compact(observation: dict[str, Any]) -> dict[str, Any]:
+        return {**observation, "text": compact(str(observation.get("text", "")))}
+
+
+def register_envs() -> list[str]:
+    """Register `raygent/web-agent-v0` with gymnasium (idempotent); returns the ids."""
+    if ENV_ID not in gymnasium.registry:
+        gymnasium.register(id=ENV_ID, entry_point="raygent.jobs.web_agent.env:CompactWebEnv")
+    return [ENV_ID]

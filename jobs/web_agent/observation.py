@@ -1,0 +1,83 @@
+"""The compact observation a tiny policy reads: the accessibility tree cut down to what an action can use.
+
+`BrowserEnv`'s text (`environments/web/observe.py`) is an indented tree with landmark lines, long field values
+and the page's visible text: 600–1,700 characters per screen in the suite's apps. A model of a few million
+parameters with a 1k-token byte-level vocabulary reads that as 300–700 tokens, most of them structure. `compact`
+first narrows the tree to where the user's attention is, as a screen reader's modal focus does (`focus`): an
+open dialog's subtree when there is one, else an open menu with its menu bar, else the whole page. Then it
+keeps, without indentation:
+
+- every actionable line `[id] role "name"` (the ids are the ones the actions use), its flags, and its value cut
+  to `max_value_chars`;
+- context lines that carry a name (dialogs, menus, headings, short visible text, status lines), cut to
+  `max_text_chars`;
+
+and drops name-less structure (`banner`, `main`, `list`, `listitem`, ...). Element ids never change, so an
+action chosen on the compact text acts on the same element of the page. SEAgent's actor reads screenshots
+(and optionally the full a11y tree); this is the laptop-scale stand-in, chosen so prompts stay short.
+"""
+
+from __future__ import annotations
+
+from raygent.environments.web.observe import Element, parse
+
+MAX_VALUE_CHARS = 16
+MAX_TEXT_CHARS = 24
+MODAL_ROLES = ("dialog", "alertdialog")
+MENU_BARS = ("menubar", "navigation", "toolbar")
+STRUCTURE = frozenset({"menubar", "toolbar", "navigation", "tablist", "heading", "group", "form", "generic"})
+"""Named lines without an id that only label structure; dropped (their elements stay)."""
+
+
+def _subtree(elements: list[Element], root: int) -> list[Element]:
+    end = root + 1
+    while end < len(elements) and elements[end].depth > elements[root].depth:
+        end += 1
+    return elements[root:end]
+
+
+def focus(elements: list[Element]) -> list[Element]:
+    """The elements a user's attention is on: the last open dialog's subtree, else the open menu's (with the
+    menu bar it drops from), else all of them."""
+    modal = [i for i, e in enumerate(elements) if e.role in MODAL_ROLES]
+    if modal:
+        return _subtree(elements, modal[-1])
+    menus = [i for i, e in enumerate(elements) if e.role == "menu"]
+    if not menus:
+        return elements
+    index = menus[-1]
+    for ancestor in range(index - 1, -1, -1):
+        if elements[ancestor].depth < elements[index].depth:
+            if elements[ancestor].role in MENU_BARS:
+                return _subtree(elements, ancestor)
+            if elements[ancestor].depth == 0:
+                break
+    return _subtree(elements, index)
+
+
+def _quoted(text: str, limit: int) -> str:
+    cut = text if len(text) <= limit else text[: limit - 1] + "…"
+    return '"' + cut.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def compact(text: str, max_value_chars: int = MAX_VALUE_CHARS, max_text_chars: int = MAX_TEXT_CHARS) -> str:
+    """The compact form of an observation text (see the module docstring).
+
+    >>> compact('banner\\n  [1] button "File"\\n  text "Untitled"\\nmain\\n  [2] textbox "Name" value="a b" focused')
+    '[1] button "File"\\ntext "Untitled"\\n[2] textbox "Name" value="a b" focused'
+    """
+    lines = []
+    for element in focus(parse(text)):
+        if element.id is None and (not element.name or element.role in STRUCTURE):
+            continue
+        head = f"[{element.id}] {element.role}" if element.id is not None else element.role
+        parts = [head, _quoted(element.name, max_text_chars)] if element.name else [head]
+        if element.value is not None:
+            parts.append(f"value={_quoted(element.value, max_value_chars)}")
+        if element.box is not None:
+            parts.append("box=({},{},{},{})".format(*element.box))
+        parts.extend(
+            flag for flag in ("checked", "selected", "expanded", "disabled", "focused") if flag in element.flags
+        )
+        lines.append(" ".join(parts))
+    return "\n".join(lines)

@@ -1,0 +1,185 @@
+"""web_agent: a tiny language-model agent learns to operate the suite's web apps — SFT on four, GRPO on the fifth.
+
+1. **Demonstrations**: the scripted experts of four apps (`sft.task_kwargs.apps`) solve a pool of their tasks
+   in Chromium; each turn is kept as (compact observation, action) and cached on disk (`demos.py`).
+2. **Policy**: a `tiny-qwen2` model with a byte-level BPE tokenizer trained on the demonstrations' text and
+   every app's instructions, built into `RUN_DIR/init_model` when `policy.model` is unset and loaded through
+   the same `load_policy` path a real checkpoint takes.
+3. **SFT** on the four apps' demonstrations, then **GRPO** on the fifth app's tasks (`env.task_kwargs`) with the
+   task checker as reward, through the RL core's rollout workers and engines over `CompactWebEnv`.
+4. **Evaluation** (greedy, one episode per task) before and after GRPO on held-out tasks of the fifth app —
+   parameter seeds never drawn in training — and, as their own row, on templates of the fifth app that are
+   never trained on (`env.task_kwargs.exclude`).
+5. **Report**: `report.html` with the learning curve, the before/after table and example trajectories whose
+   screens are replayed in the browser (`screens.py`).
+
+Claim: GRPO raises held-out success on the fifth app by at least `MIN_GAIN` (absolute) over the SFT model.
+
+How it differs from SEAgent (`shared/papers/agent-papers.md` §1): SEAgent starts from UI-TARS-7B, learns each
+novel app from its own curriculum judged by a World State Model, and trains GRPO on judged good steps plus
+adversarial imitation on failure steps. Here the prior knowledge is SFT on other apps, the reward is the
+app's own checker (no judge), the tasks are the suite's templates (no generated curriculum) and GRPO is
+rollout-level with the group-normalised advantage. Cluster scale is the same job:
+`raygent submit web_agent --address ... policy.model=/models/UI-TARS-7B policy.backend=vllm rollout.num_workers=16`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from raygent.environments.web.registry import list_tasks, make_task
+from raygent.jobs.web_agent import screens
+from raygent.jobs.web_agent.demos import demonstrations, ensure_recorded
+from raygent.jobs.web_agent.tasks import sft_pool, template_ids, web_tasks
+from raygent.platform.config import JobConfig
+from raygent.platform.rl.report import write_report
+from raygent.platform.rl.settings import AgentRunConfig, Section
+from raygent.platform.rl.trainer import AgentTrainer
+from raygent.policies.presets import build_tiny_model
+from raygent.policies.tokenizer import build_tokenizer
+
+MIN_GAIN = 0.10
+INIT_MODEL = "init_model"
+UNSEEN = "unseen_templates"
+"""The name of the extra evaluation set of templates never trained on (`eval/unseen_templates/success`)."""
+
+
+class WebSettings(Section):
+    """The web agent's own knobs (the `web:` section of its config)."""
+
+    heldout_template_tasks: int = Field(default=16, ge=0)
+    """Tasks of the templates never trained on (`env.task_kwargs.exclude`) evaluated as their own row."""
+    demo_workers: int = Field(default=3, ge=1)
+    """Threads (each with its own Chromium) that record missing demonstrations."""
+    examples: int = Field(default=4, ge=0)
+    """Example trajectories in the report (at least one failure when there is one)."""
+    screenshot_size: tuple[int, int] = (480, 300)
+
+
+class WebAgentConfig(AgentRunConfig):
+    """The sections of `jobs/configs/web_agent.yaml`: the RL core's and `web`."""
+
+    web: WebSettings = WebSettings()
+
+
+def agent_config(config: JobConfig) -> WebAgentConfig:
+    """The agent sections of a job config."""
+    return WebAgentConfig.model_validate({name: getattr(config, name) for name in WebAgentConfig.model_fields})
+
+
+def tokenizer_corpus(demos: list[list[tuple[str, str]]], instruction_seeds: int = 20) -> list[str]:
+    """Text to train the tokenizer on: the demonstrations' observations and actions, and the instructions of
+    every template of every app (the GRPO app's included: instructions are given, screens are not)."""
+    text = [part for turns in demos for turn in turns for part in turn]
+    for tid in list_tasks():
+        text += [make_task(f"{tid}/{seed}").goal for seed in range(instruction_seeds)]
+    return text
+
+
+def initial_model(config: AgentRunConfig, run_dir: Path, corpus: list[str]) -> str:
+    """`policy.model`, or a tiny model of `policy.preset` built (once) into `RUN_DIR/init_model`."""
+    if config.policy.model is not None:
+        return config.policy.model
+    directory = run_dir / INIT_MODEL
+    if not (directory / "config.json").exists():
+        tokenizer = build_tokenizer(corpus, directory, vocab_size=config.policy.vocab_size)
+        build_tiny_model(config.policy.preset, tokenizer, directory, seed=config.trainer.seed)
+    return str(directory)
+
+
+class WebAgent:
+    name = "web_agent"
+    summary = "SFT of a tiny LM agent on four web apps' experts, then GRPO on the fifth app with its checker"
+    claim = f"GRPO raises held-out success on the fifth app by >= {MIN_GAIN} over the SFT model"
+    config_model = WebAgentConfig
+
+    def run(self, config: JobConfig, run_dir: Path, resume: bool = False) -> dict[str, Any]:
+        console = Console()
+        agent = agent_config(config)
+        grpo_kwargs = agent.env.task_kwargs
+        sft_kwargs = {**grpo_kwargs, **agent.sft.task_kwargs}
+        pool = sft_pool(
+            sft_kwargs.get("apps"),
+            sft_kwargs.get("templates"),
+            sft_kwargs.get("difficulties", (1,)),
+            int(sft_kwargs.get("pool", 1)),
+            sft_kwargs.get("exclude", ()),
+        )
+        self._record(pool, agent.web.demo_workers, console)
+        model_path = initial_model(agent, run_dir, tokenizer_corpus(demonstrations(pool)))
+        never_trained = list(grpo_kwargs.get("exclude", ()))
+        unseen = (
+            web_tasks(
+                agent.env.eval_split,
+                agent.trainer.seed + 7919,
+                agent.web.heldout_template_tasks,
+                apps=None,
+                templates=never_trained,
+                difficulties=(1, 2, 3),
+            )
+            if never_trained and agent.web.heldout_template_tasks
+            else []
+        )
+        trainer = AgentTrainer(
+            agent, run_dir, model_path, console=console, extra_evals={UNSEEN: unseen} if unseen else None
+        )
+        try:
+            result = trainer.run(resume=resume)
+            examples = trainer.examples(agent.web.examples, failures=1)
+        finally:
+            trainer.shutdown()
+        examples = screens.capture(examples, run_dir, agent.web.screenshot_size) if examples else []
+        rows = (
+            [("templates never trained on", result[f"eval/{UNSEEN}/before"], result[f"eval/{UNSEEN}/after"])]
+            if unseen
+            else []
+        )
+        summary = write_report(
+            run_dir,
+            config.job,
+            self.claim,
+            before=result["eval/before"],
+            after=result["eval/after"],
+            min_gain=MIN_GAIN,
+            examples=examples,
+            rows=rows,
+            extra={
+                "seed": agent.trainer.seed,
+                "backend": agent.policy.backend,
+                "grpo_templates": template_ids(
+                    grpo_kwargs.get("apps"),
+                    grpo_kwargs.get("templates"),
+                    grpo_kwargs.get("difficulties", (1,)),
+                    grpo_kwargs.get("exclude", ()),
+                ),
+                "never_trained_templates": never_trained,
+                "sft_tasks": len(pool),
+            },
+        )
+        unseen_line = f"; templates never trained on: {rows[0][1]:.3f} → {rows[0][2]:.3f}" if rows else ""
+        console.print(
+            f"held-out success: SFT {summary['before_success']:.3f} → GRPO {summary['after_success']:.3f} "
+            f"(gain {summary['gain']:+.3f}; claim {'holds' if summary['holds'] else 'does not hold'}){unseen_line}"
+        )
+        return summary
+
+    @staticmethod
+    def _record(tasks: list[Any], workers: int, console: Console) -> None:
+        """Record the SFT pool's missing demonstrations up front, with a progress bar."""
+        with Progress(
+            TextColumn("[bold]demonstrations"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+        ) as progress:
+            bar = progress.add_task("demonstrations", total=None)
+            recorded = ensure_recorded(
+                tasks, workers, progress=lambda done, total: progress.update(bar, completed=done, total=total)
+            )
+        console.print(f"demonstrations: {len(tasks)} tasks ({recorded} recorded now, the rest from the cache)")

@@ -1,0 +1,118 @@
+"""The web agent's task source and expert (`env.tasks` and `env.demonstrations` in `jobs/configs/web_agent.yaml`).
+
+Tasks are the suite's templates (`<app>/<template>`) at parameter seeds chosen by split:
+
+- `train`: seeds `0 … pool-1` of each template (`pool` small for SFT, so the recorded demonstrations are reused
+  across steps, seeds and runs; larger for GRPO);
+- `heldout`: seeds from `HELDOUT_START` on whose drawn parameters differ from those of every seed below
+  `TRAIN_POOL` (the largest train pool allowed), so held-out tasks are parameters never seen in training.
+
+`train` batches draw templates and seeds uniformly; `heldout` sets cycle through the templates, so every
+template has the same weight in an evaluation. UI seed 0 (the default labels) throughout.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+from raygent.environments.web.registry import available_apps, list_tasks, make_task
+from raygent.jobs.web_agent.demos import demonstrations
+from raygent.platform.contracts import Task
+
+TRAIN_POOL = 512
+"""Train seeds are below this; a held-out task's parameters differ from those of every one of them."""
+HELDOUT_START = 1_000_000
+
+
+def template_ids(
+    apps: Iterable[str] | None = None,
+    templates: Iterable[str] | None = None,
+    difficulties: Iterable[int] = (1,),
+    exclude: Iterable[str] = (),
+) -> list[str]:
+    """Template ids `<app>/<template>` of `apps` (default: every app) at `difficulties`, restricted to
+    `templates` when given (ids `<app>/<template>`), without `exclude`."""
+    wanted = set(templates) if templates is not None else None
+    dropped = set(exclude)
+    found = [
+        tid
+        for app in (apps if apps is not None else available_apps())
+        for tid in list_tasks(app, list(difficulties))
+        if (wanted is None or tid in wanted) and tid not in dropped
+    ]
+    missing = sorted((wanted or set()) - set(found))
+    if missing:
+        raise ValueError(f"templates {missing} are not among the apps' templates at difficulties {list(difficulties)}")
+    return found
+
+
+@lru_cache(maxsize=64)
+def _train_params(template_id: str) -> frozenset[str]:
+    return frozenset(_params_key(template_id, seed) for seed in range(TRAIN_POOL))
+
+
+def _params_key(template_id: str, seed: int) -> str:
+    return json.dumps(make_task(f"{template_id}/{seed}").params, sort_keys=True)
+
+
+def heldout_seeds(template_id: str, n: int, start: int) -> list[int]:
+    """The first `n` seeds from `HELDOUT_START + start` whose parameters no train seed draws."""
+    seen, seeds, seed = _train_params(template_id), [], HELDOUT_START + start
+    while len(seeds) < n:
+        if _params_key(template_id, seed) not in seen:
+            seeds.append(seed)
+        seed += 1
+    return seeds
+
+
+def web_tasks(
+    split: str,
+    seed: int,
+    n: int,
+    apps: Sequence[str] | None = ("media_player",),
+    templates: Sequence[str] | None = None,
+    difficulties: Sequence[int] = (1,),
+    exclude: Sequence[str] = (),
+    pool: int = TRAIN_POOL,
+) -> list[Task]:
+    """`n` tasks of `split` drawn from `seed` (the trainer's task-source signature; see the module docstring)."""
+    ids = template_ids(apps, templates, difficulties, exclude)
+    if not ids:
+        raise ValueError(f"no templates for apps {apps}, templates {templates}, difficulties {difficulties}")
+    rng = random.Random(f"{split}/{seed}")
+    if split == "train":
+        if not 1 <= pool <= TRAIN_POOL:
+            raise ValueError(f"pool must be in [1, {TRAIN_POOL}], got {pool}")
+        chosen = [f"{rng.choice(ids)}/{rng.randrange(pool)}" for _ in range(n)]
+    elif split == "heldout":
+        per_template = -(-n // len(ids))
+        offset = rng.randrange(HELDOUT_START)
+        seeds = {tid: heldout_seeds(tid, per_template, offset) for tid in ids}
+        chosen = [f"{ids[i % len(ids)]}/{seeds[ids[i % len(ids)]][i // len(ids)]}" for i in range(n)]
+    else:
+        raise ValueError(f"split must be 'train' or 'heldout', got {split!r}")
+    return [make_task(task_id, ui_seed=0).to_platform() for task_id in chosen]
+
+
+def sft_pool(
+    apps: Sequence[str] | None,
+    templates: Sequence[str] | None,
+    difficulties: Sequence[int],
+    pool: int,
+    exclude: Sequence[str] = (),
+) -> list[Task]:
+    """Every task the `train` split can draw with these arguments (seeds below `pool`): what SFT records."""
+    return [
+        make_task(f"{tid}/{s}", ui_seed=0).to_platform()
+        for tid in template_ids(apps, templates, difficulties, exclude)
+        for s in range(pool)
+    ]
+
+
+def web_demonstrations(tasks: Sequence[Task]) -> list[list[tuple[str, str]]]:
+    """The scripted experts' (compact observation, action) turns for each task, from the on-disk cache or
+    recorded in the browser (`demos.demonstrations`)."""
+    return demonstrations(tasks)
