@@ -7,8 +7,13 @@ BIN := $(VENV)/bin
 setup:
 	@bash scripts/setup.sh
 
+# The web agent: SFT on four web apps' scripted experts, then GRPO on the fifth (the media player), with a
+# progress display; at most 15 minutes on 2 cores. The last line says where the report is.
+DEMO_RUN := runs/web_agent/demo-$(shell date +%Y%m%d-%H%M%S)
+
 demo: setup
-	$(BIN)/raygent sweep fls
+	$(BIN)/raygent run web_agent --out $(DEMO_RUN)
+	@echo "report: $(abspath $(DEMO_RUN))/report.html"
 
 lint: setup
 	$(BIN)/ruff check .

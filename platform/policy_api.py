@@ -3,7 +3,15 @@
 
 Requests are pydantic models, so a malformed body is a 422; `BodyLimit` answers 413 for bodies over the limit
 before they are parsed; neither reaches the model, so neither can crash the replica. `/v1/act` builds the prompt
-with the run's own prompt format, exactly as its rollout workers did, and returns the policy's action text.
+with the run's own prompt format and decodes with the run's evaluation sampling (`rollout.eval_sampling`: stop
+strings, token limit, greedy), exactly as its evaluation episodes did; a request's `temperature` and
+`max_new_tokens` override those two. It returns the policy's action text.
+
+When the run's environment class declares its `action_grammar` (the web environments do), the answer is
+parsed with it; an unparsable greedy answer is resampled at temperature 1 (seeded, up to `attempts` in all)
+and `valid` says whether the returned action parses (None: the environment declares no grammar). An agent
+behind an endpoint should not hand its caller an action the environment would refuse when it has a valid one
+among its samples.
 """
 
 from __future__ import annotations
@@ -14,13 +22,16 @@ import uuid
 from pathlib import Path
 from typing import Any, Literal
 
+import gymnasium
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from raygent.platform.config import load_entry
 from raygent.platform.rl.checkpoint import CHECKPOINTS, FINAL, STATE_FILE
 from raygent.platform.rundir import load_run_config
+from raygent.policies.actions import ActionGrammar, InvalidAction
 from raygent.policies.backends import InferenceBackend, SamplingParams, make_backend
 from raygent.policies.loading import load_tokenizer
 from raygent.policies.prompts import ChatMessage, PromptFormat, Turn, encode_prompt, render_prompt
@@ -49,14 +60,20 @@ class ActRequest(Strict):
     task: ActTask
     observation: ActObservation
     history: list[Turn] = Field(default_factory=list, max_length=64)
-    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    max_new_tokens: int = Field(default=64, ge=1, le=1024)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    max_new_tokens: int | None = Field(default=None, ge=1, le=1024)
+    """None: the run's `rollout.eval_sampling` value."""
+    attempts: int = Field(default=8, ge=1, le=64)
+    """Samples tried until one parses under the environment's grammar (the first is the requested decoding)."""
 
 
 class ActResponse(Strict):
     action: str
     policy_version: int
     finish_reason: str
+    valid: bool | None = None
+    """Whether `action` parses under the environment's grammar (None: it declares none)."""
+    attempts: int = 1
 
 
 class ChatRequest(BaseModel):
@@ -91,13 +108,35 @@ class BodyLimit(BaseHTTPMiddleware):
         return await call_next(request)
 
 
+def env_grammar(config: Any) -> ActionGrammar | None:
+    """The `action_grammar` the run's environment class declares, or None (no `env` section, or none declared)."""
+    env = getattr(config, "env", None)
+    if env is None:
+        return None
+    if env.registration:
+        load_entry(env.registration)()
+    entry = gymnasium.spec(env.id).entry_point
+    grammar = getattr(load_entry(entry) if isinstance(entry, str) else entry, "action_grammar", None)
+    return grammar if isinstance(grammar, ActionGrammar) else None
+
+
 class PolicyService:
     """The model behind the routes: a backend on the checkpoint, the run's prompt format and the version."""
 
-    def __init__(self, checkpoint: Path, prompt_format: PromptFormat, version: int, backend: str = "hf") -> None:
+    def __init__(
+        self,
+        checkpoint: Path,
+        prompt_format: PromptFormat,
+        version: int,
+        backend: str = "hf",
+        sampling: SamplingParams | None = None,
+        grammar: ActionGrammar | None = None,
+    ) -> None:
         self.backend: InferenceBackend = make_backend(backend, checkpoint, version=version)
         self.tokenizer = load_tokenizer(checkpoint)
         self.prompt_format = prompt_format
+        self.sampling = sampling or SamplingParams(temperature=0.0, max_new_tokens=64)
+        self.grammar = grammar
 
     @classmethod
     def from_run(cls, run_dir: Path, backend: str = "hf") -> PolicyService | None:
@@ -107,15 +146,30 @@ class PolicyService:
             return None
         config = load_run_config(run_dir)
         prompt = config.policy.prompt if hasattr(config, "policy") else PromptFormat()
+        sampling = config.rollout.eval_sampling if hasattr(config, "rollout") else None
         state = json.loads((final / STATE_FILE).read_text()) if (final / STATE_FILE).is_file() else {}
-        return cls(final, prompt, int(state.get("version", 0)), backend)
+        return cls(final, prompt, int(state.get("version", 0)), backend, sampling, env_grammar(config))
 
     def act(self, request: ActRequest) -> ActResponse:
         messages = self.prompt_format.messages(request.task.instruction, request.observation.text, request.history)
-        params = SamplingParams(temperature=request.temperature, max_new_tokens=request.max_new_tokens)
-        completion = self.backend.generate([encode_prompt(self.tokenizer, messages)], params)[0]
+        chosen = {"temperature": request.temperature, "max_new_tokens": request.max_new_tokens}
+        params = self.sampling.model_copy(update={k: v for k, v in chosen.items() if v is not None})
+        prompt = encode_prompt(self.tokenizer, messages)
+        valid: bool | None = None
+        for attempt in range(1, request.attempts + 1):
+            completion = self.backend.generate([prompt], params)[0]
+            if self.grammar is None:
+                break
+            valid = not isinstance(self.grammar.parse(completion.text), InvalidAction)
+            if valid:
+                break
+            params = params.model_copy(update={"temperature": 1.0, "seed": attempt})
         return ActResponse(
-            action=completion.text, policy_version=completion.policy_version, finish_reason=completion.finish_reason
+            action=completion.text,
+            policy_version=completion.policy_version,
+            finish_reason=completion.finish_reason,
+            valid=valid,
+            attempts=attempt,
         )
 
     def chat(self, request: ChatRequest) -> dict[str, Any]:

@@ -136,6 +136,7 @@ def test_serve_answers_both_routes_and_rejects_bad_requests(run_dir: Path) -> No
         act = {"task": {"instruction": task.instruction}, "observation": {"text": task.instruction}}
         status, answer = _post(f"{base}/v1/act", json.dumps(act).encode())
         assert status == 200 and isinstance(answer["action"], str) and answer["policy_version"] == STEPS
+        assert answer["valid"] is None and answer["attempts"] == 1  # ToolCalc declares no action grammar
         chat = {"model": "raygent", "messages": [{"role": "user", "content": task.instruction}], "max_tokens": 8}
         status, completion = _post(f"{base}/v1/chat/completions", json.dumps(chat).encode())
         assert status == 200 and completion["object"] == "chat.completion"

@@ -9,6 +9,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import gymnasium
 import numpy as np
@@ -16,7 +17,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from raygent.environments.web.actions import ActionSettings, normalize_hotkey
-from raygent.environments.web.browser import BrowserHost
+from raygent.environments.web.browser import BrowserHost, shared_browser
 from raygent.environments.web.env import BrowserEnv, register_envs, run_solver
 from raygent.environments.web.observe import find, parse
 from raygent.environments.web.registry import env_id, from_platform, list_tasks, make_task, platform_tasks
@@ -259,3 +260,24 @@ def test_browser_crash_or_hang_is_an_infra_failure_and_recovers(sig: int) -> Non
     finally:
         environment.close()
         host.close()
+
+
+def test_environments_on_different_threads_each_get_a_browser() -> None:
+    """The RL core steps each environment of a worker on its own thread (`EpisodeRunner`); Playwright's sync
+    objects belong to their thread, so each thread's `BrowserEnv`s share that thread's browser."""
+
+    def episode() -> tuple[tuple[bool, int], BrowserHost]:
+        environment = BrowserEnv(app="media_player")
+        try:
+            return run_solver(environment, TASK), environment.host
+        finally:
+            environment.close()
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        first, second = [future.result() for future in [pool.submit(episode) for _ in range(2)]]
+        (solved, _), host = first
+        assert solved and second[0][0] and second[1] is not host
+        assert pool.submit(lambda: shared_browser() is shared_browser()).result()
+    assert shared_browser() not in {host, second[1]}
+    for finished in (host, second[1]):
+        finished.close()  # their threads are gone: kill the browsers

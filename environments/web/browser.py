@@ -10,9 +10,10 @@
 
 Hosts of one thread share that thread's Playwright driver (the sync API allows one per thread).
 
-`shared_browser()` is the process's host; every `BrowserEnv` in the process uses it (one browser per worker,
-a fresh context per episode). Playwright's sync API is bound to the thread that started it: use the
-environments of one process from one thread.
+`shared_browser()` is the calling thread's host; every `BrowserEnv` of a thread uses it (one browser per
+thread, a fresh context per episode). Playwright's sync objects belong to the thread that made them, so a
+process-wide browser could not serve the RL core's `EpisodeRunner`, which steps each environment of a rollout
+worker on its own thread: one worker with N environments runs N browsers.
 """
 
 from __future__ import annotations
@@ -176,12 +177,12 @@ def _playwright() -> Playwright:
     return driver
 
 
-_SHARED: BrowserHost | None = None
+_SHARED = threading.local()
 
 
 def shared_browser() -> BrowserHost:
-    """The process's one `BrowserHost` (the browser itself launches on first use)."""
-    global _SHARED
-    if _SHARED is None:
-        _SHARED = BrowserHost()
-    return _SHARED
+    """The calling thread's `BrowserHost` (the browser itself launches on first use)."""
+    host: BrowserHost | None = getattr(_SHARED, "host", None)
+    if host is None:
+        host = _SHARED.host = BrowserHost()
+    return host

@@ -79,8 +79,11 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
         reset_retries: fresh browsers `reset` tries after a failure before raising.
         action_settings: timeouts and amounts of the actions (`actions.py`).
         render_mode: None, `"ansi"` (the observation text) or `"rgb_array"` (a full screenshot).
-        browser, server: the host and server to use (default: the process's shared ones).
+        browser, server: the host and server to use (default: the thread's shared browser, the process's server).
     """
+
+    action_grammar = WEB_GRAMMAR
+    """The actions `step` parses (a served agent's answers are checked against it: `platform/policy_api.py`)."""
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}  # noqa: RUF012 (gymnasium's attribute)
 
@@ -208,7 +211,7 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
         return None
 
     def close(self) -> None:
-        """Close the episode's browser context (the browser stays for the process's other environments)."""
+        """Close the episode's browser context (the browser stays for the thread's other environments)."""
         self._close_context()
         super().close()
 

@@ -12,6 +12,9 @@ an app or the compact format records again and nothing stale is read. The root i
 `workers` threads, each with its own Chromium (`env.thread_browser`): the browser's waits overlap, which is what
 makes recording faster on 2 cores.
 
+`first_screens` caches the compact first screen of tasks without acting (unlabelled text, e.g. of the RL app for the
+tokenizer, as SEAgent's first phase describes the app's opening screen before it trains on it).
+
 SEAgent builds its SFT data from its own judged rollouts; here the platform's scripted experts stand in for
 the judged-successful trajectories of the four known apps.
 """
@@ -66,9 +69,11 @@ def fingerprint(app: str) -> str:
     return digest.hexdigest()[:16]
 
 
-def cache_path(task: Task, root: Path | None = None) -> Path:
+def cache_path(task: Task, root: Path | None = None, kind: str = "demo") -> Path:
+    """Where the `kind` ("demo" or "screen") recording of `task` is cached."""
     app = str(task.params["app"])
-    return (root or cache_root()) / fingerprint(app) / (task.id.replace("/", "__") + ".json")
+    suffix = ".json" if kind == "demo" else f".{kind}.json"
+    return (root or cache_root()) / fingerprint(app) / (task.id.replace("/", "__") + suffix)
 
 
 def record(env: BrowserEnv, task: Task) -> tuple[bool, Turns]:
@@ -111,21 +116,28 @@ def _store(path: Path, task: Task, success: bool, turns: Turns) -> None:
     partial.replace(path)  # atomic: a reader sees the whole file or none
 
 
-def _record_share(tasks: Sequence[Task], root: Path, done: Callable[[], None]) -> None:
+def _first_screen(env: BrowserEnv, task: Task) -> tuple[bool, Turns]:
+    """The task's first screen (compact), as a turn without an action."""
+    observation, _ = env.reset(options={"task": task})
+    return True, [(compact(str(observation["text"])), "")]
+
+
+def _record_share(tasks: Sequence[Task], root: Path, kind: str, done: Callable[[], None]) -> None:
     """One thread's share: its own Chromium, one environment, every task in turn."""
     host = thread_browser()
     env = BrowserEnv(browser=host)
+    take = record if kind == "demo" else _first_screen
     try:
         for task in tasks:
             for attempt in range(RECORD_ATTEMPTS):
                 try:
-                    success, turns = record(env, task)
+                    success, turns = take(env, task)
                 except (RuntimeError, LookupError, PlaywrightError) as error:  # a browser failure, or a broken page
                     failure = f"{type(error).__name__}: {str(error)[:200]}"
                     if attempt + 1 == RECORD_ATTEMPTS:
                         warnings.warn(f"could not record {task.id}: {failure}", stacklevel=1)
                     continue
-                _store(cache_path(task, root), task, success, turns)
+                _store(cache_path(task, root, kind), task, success, turns)
                 break
             done()
     finally:
@@ -138,12 +150,13 @@ def ensure_recorded(
     workers: int = DEFAULT_WORKERS,
     root: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
+    kind: str = "demo",
 ) -> int:
-    """Record every task not in the cache yet, on `workers` threads; returns how many were recorded.
-    `progress(done, total)` is called after each recording."""
+    """Record (`kind` "demo": the expert's turns; "screen": the first screen) every task not in the cache yet,
+    on `workers` threads; returns how many were recorded. `progress(done, total)` follows each recording."""
     root = root or cache_root()
     unique = {task.id: task for task in tasks}
-    missing = [task for task in unique.values() if not cache_path(task, root).is_file()]
+    missing = [task for task in unique.values() if not cache_path(task, root, kind).is_file()]
     if not missing:
         return 0
     lock, count = threading.Lock(), [0]
@@ -156,7 +169,7 @@ def ensure_recorded(
 
     shares = [missing[index :: max(workers, 1)] for index in range(max(workers, 1))]
     with cf.ThreadPoolExecutor(max_workers=len(shares)) as pool:
-        for future in [pool.submit(_record_share, share, root, done) for share in shares if share]:
+        for future in [pool.submit(_record_share, share, root, kind, done) for share in shares if share]:
             future.result()
     return len(missing)
 
@@ -167,3 +180,9 @@ def demonstrations(tasks: Sequence[Task], workers: int = DEFAULT_WORKERS, root: 
         from_platform(task)  # a clear error for a task that is not the suite's, before any browser starts
     ensure_recorded(tasks, workers, root)
     return [_load(cache_path(task, root)) or [] for task in tasks]
+
+
+def first_screens(tasks: Sequence[Task], workers: int = DEFAULT_WORKERS, root: Path | None = None) -> list[str]:
+    """The compact first screen of each task (recorded first when missing)."""
+    ensure_recorded(tasks, workers, root, kind="screen")
+    return [turns[0][0] for task in tasks if (turns := _load(cache_path(task, root, "screen")))]

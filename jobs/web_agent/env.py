@@ -4,10 +4,9 @@ Two differences from `BrowserEnv` (which it composes, not subclasses):
 
 - The observation `text` is `observation.compact` of the accessibility tree (ids unchanged); `inner` is the
   `BrowserEnv`, whose last full observation is `inner.render()` with `render_mode="ansi"`.
-- Each thread gets its own Chromium (`thread_browser`). The RL core's `EpisodeRunner` runs every environment on
-  its own thread, and Playwright's sync objects belong to the thread that made them, so the process-wide
-  `shared_browser()` cannot serve several environments of one rollout worker. A host is closed when the last
-  environment of its thread closes.
+- Its browser is its thread's (`thread_browser`), like `shared_browser()`, but counted: the last environment of
+  a thread to close closes that Chromium, so the recording and replay threads (`demos.py`, `screens.py`), which
+  end, leave no browser behind.
 
 SEAgent's actor sees screenshots of a whole desktop; here the text is the policy's input and a downscaled
 screenshot (`screenshot=(w, h)`) is optional, for reports.
@@ -58,6 +57,7 @@ class CompactWebEnv(gymnasium.Env[dict[str, Any], str]):
     """
 
     metadata = BrowserEnv.metadata
+    action_grammar = BrowserEnv.action_grammar
 
     def __init__(self, **kwargs: Any) -> None:
         self._host = thread_browser()

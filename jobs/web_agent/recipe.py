@@ -2,9 +2,10 @@
 
 1. **Demonstrations**: the scripted experts of four apps (`sft.task_kwargs.apps`) solve a pool of their tasks
    in Chromium; each turn is kept as (compact observation, action) and cached on disk (`demos.py`).
-2. **Policy**: a `tiny-qwen2` model with a byte-level BPE tokenizer trained on the demonstrations' text and
-   every app's instructions, built into `RUN_DIR/init_model` when `policy.model` is unset and loaded through
-   the same `load_policy` path a real checkpoint takes.
+2. **Policy**: a `tiny-qwen2` model with a byte-level BPE tokenizer trained on the demonstrations' text, every
+   app's instructions and the fifth app's first screens (unlabelled text: without them its screens fall apart
+   into byte pieces and run past the prompt lengths SFT trains on), built into `RUN_DIR/init_model` when
+   `policy.model` is unset and loaded through the same `load_policy` path a real checkpoint takes.
 3. **SFT** on the four apps' demonstrations, then **GRPO** on the fifth app's tasks (`env.task_kwargs`) with the
    task checker as reward, through the RL core's rollout workers and engines over `CompactWebEnv`.
 4. **Evaluation** (greedy, one episode per task) before and after GRPO on held-out tasks of the fifth app —
@@ -25,6 +26,7 @@ rollout-level with the group-normalised advantage. Cluster scale is the same job
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +36,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from raygent.environments.web.registry import list_tasks, make_task
 from raygent.jobs.web_agent import screens
-from raygent.jobs.web_agent.demos import demonstrations, ensure_recorded
+from raygent.jobs.web_agent.demos import demonstrations, ensure_recorded, first_screens
 from raygent.jobs.web_agent.tasks import sft_pool, template_ids, web_tasks
 from raygent.platform.config import JobConfig
 from raygent.platform.rl.report import write_report
@@ -72,13 +74,15 @@ def agent_config(config: JobConfig) -> WebAgentConfig:
     return WebAgentConfig.model_validate({name: getattr(config, name) for name in WebAgentConfig.model_fields})
 
 
-def tokenizer_corpus(demos: list[list[tuple[str, str]]], instruction_seeds: int = 20) -> list[str]:
-    """Text to train the tokenizer on: the demonstrations' observations and actions, and the instructions of
-    every template of every app (the GRPO app's included: instructions are given, screens are not)."""
-    text = [part for turns in demos for turn in turns for part in turn]
+def tokenizer_corpus(
+    demos: list[list[tuple[str, str]]], screen_texts: Sequence[str] = (), instruction_seeds: int = 20, repeats: int = 3
+) -> list[str]:
+    """Text to train the tokenizer on: the demonstrations' observations and actions, the instructions of every
+    template of every app, and unlabelled first screens (`repeats` times, so their words become tokens)."""
+    text = [part for turns in demos for turn in turns for part in turn if part]
     for tid in list_tasks():
         text += [make_task(f"{tid}/{seed}").goal for seed in range(instruction_seeds)]
-    return text
+    return text + list(screen_texts) * repeats
 
 
 def initial_model(config: AgentRunConfig, run_dir: Path, corpus: list[str]) -> str:
@@ -111,8 +115,12 @@ class WebAgent:
             sft_kwargs.get("exclude", ()),
         )
         self._record(pool, agent.web.demo_workers, console)
-        model_path = initial_model(agent, run_dir, tokenizer_corpus(demonstrations(pool)))
         never_trained = list(grpo_kwargs.get("exclude", ()))
+        rl_templates = template_ids(
+            grpo_kwargs.get("apps"), grpo_kwargs.get("templates"), grpo_kwargs.get("difficulties", (1,))
+        )
+        first = first_screens([make_task(f"{tid}/0").to_platform() for tid in rl_templates], agent.web.demo_workers)
+        model_path = initial_model(agent, run_dir, tokenizer_corpus(demonstrations(pool), first))
         unseen = (
             web_tasks(
                 agent.env.eval_split,

@@ -1,0 +1,276 @@
+"""The web agent (`jobs/web_agent/`, `raygent run web_agent`).
+
+Fast tests: the compact observation, the task source's splits (held-out parameters never drawn in training),
+the demonstration cache. Browser tests: `CompactWebEnv` passes gymnasium's checker and keeps element ids; a
+recorded demonstration replays to success. The end-to-end test (slow): a reduced run on the embedded cluster
+is killed mid-GRPO and resumed (each task batch trained exactly once), writes `report.html` with replayed
+screenshots and the never-trained-templates row, and `raygent serve` on it answers `/v1/act` for a media-player
+observation with an action the web grammar parses. Behaviour only; success rates are the bench's business.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from raygent.environments.web.observe import parse
+from raygent.jobs.web_agent import demos
+from raygent.jobs.web_agent.observation import compact
+from raygent.jobs.web_agent.tasks import HELDOUT_START, TRAIN_POOL, sft_pool, template_ids, web_tasks
+from raygent.policies.actions import InvalidAction
+from raygent.policies.web_actions import WEB_GRAMMAR
+
+from conftest import RAYGENT, ROOT, raygent
+
+FULL = """banner
+  menubar "Menu bar"
+    [1] button "Media"
+    [2] button "Playback" expanded focused
+  text "Tempo Media Player"
+main
+  [7] canvas "Video" box=(9,56,725,656)
+  [12] textbox "Editor" value="# balance calculation\\nlet depth = 17\\nlet width = 9"
+  list
+    listitem
+      [16] option "1. Harbor of Echoes — Nadia Crane (5:19)" selected"""
+
+
+def test_compact_keeps_every_element_id_and_drops_structure() -> None:
+    text = compact(FULL)
+    assert [e.id for e in parse(text) if e.id is not None] == [e.id for e in parse(FULL) if e.id is not None]
+    assert text.splitlines()[0] == '[1] button "Media"'  # the unnamed-id structure (menubar) is dropped
+    assert '[2] button "Playback" expanded focused' in text
+    assert '[7] canvas "Video" box=(9,56,725,656)' in text
+    assert not any(line.startswith((" ", "banner", "main", "list")) for line in text.splitlines())
+    editor = next(e for e in parse(text) if e.id == 12)
+    assert editor.value is not None and len(editor.value) <= 16 and editor.value.startswith("# balance")
+    assert len(text) < len(FULL)
+
+
+def test_template_ids_filter_and_reject_unknown_templates() -> None:
+    atomic = template_ids(["media_player"], None, [1])
+    assert "media_player/set_volume" in atomic and all(t.startswith("media_player/") for t in atomic)
+    kept = template_ids(["media_player"], None, [1], exclude=["media_player/set_volume"])
+    assert set(atomic) - set(kept) == {"media_player/set_volume"}
+    with pytest.raises(ValueError, match="not among"):
+        template_ids(["media_player"], ["media_player/no_such_template"], [1])
+
+
+def test_train_split_stays_in_its_pool_and_is_reproducible() -> None:
+    first = web_tasks("train", 3, 40, apps=["code_editor", "slide_editor"], difficulties=[1], pool=2)
+    again = web_tasks("train", 3, 40, ["code_editor", "slide_editor"], None, [1], (), 2)
+    assert [t.id for t in first] == [t.id for t in again]
+    assert all(t.params["seed"] < 2 and t.params["app"] in {"code_editor", "slide_editor"} for t in first)
+    assert {t.id for t in first} <= {t.id for t in sft_pool(["code_editor", "slide_editor"], None, [1], 2)}
+    assert [t.id for t in web_tasks("train", 4, 40, ["code_editor"], None, [1], (), 2)] != [t.id for t in first]
+
+
+def test_heldout_tasks_are_balanced_and_never_drawn_in_training() -> None:
+    tasks = web_tasks("heldout", 7919, 16, apps=["media_player"], difficulties=[1], exclude=["media_player/mute_audio"])
+    templates = [t.params["template"] for t in tasks]
+    assert len(set(templates)) == 8 and all(templates.count(name) == 2 for name in set(templates))
+    assert all(t.params["seed"] >= HELDOUT_START for t in tasks) and "mute_audio" not in templates
+    for task in tasks:
+        template = f"{task.params['app']}/{task.params['template']}"
+        trained = {json.dumps(t.params["params"], sort_keys=True) for t in sft_pool(None, [template], [1], TRAIN_POOL)}
+        assert json.dumps(task.params["params"], sort_keys=True) not in trained
+
+
+def test_demonstrations_come_from_the_cache_without_a_browser(tmp_path: Path) -> None:
+    tasks = sft_pool(["code_editor"], ["code_editor/open_file"], [1], 2)
+    turns = [[('[1] button "File"', "click(1)")], []]
+    for task, kept in zip(tasks, turns, strict=True):
+        demos._store(demos.cache_path(task, tmp_path), task, bool(kept), kept)
+    assert demos.demonstrations(tasks, root=tmp_path) == turns
+    assert demos.cache_path(tasks[0], tmp_path).parent.name == demos.fingerprint("code_editor")
+    with pytest.raises(ValueError, match="not a web-suite task"):
+        demos.demonstrations([tasks[0].model_copy(update={"params": {}})], root=tmp_path)
+
+
+# -- in the browser ---------------------------------------------------------------------------------------------
+
+
+def test_compact_env_passes_the_checker_and_acts_on_compact_ids() -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    from raygent.jobs.web_agent.env import CompactWebEnv
+
+    env = CompactWebEnv(app="media_player", difficulties=(1,))
+    try:
+        check_env(env, skip_render_check=True)
+        observation, _ = env.reset(options={"task": "media_player/set_volume/3"})
+        volume = next(e for e in parse(observation["text"]) if e.name == "Volume")
+        assert "  " not in observation["text"] and volume.id is not None
+        _, reward, terminated, _, info = env.step(f'type({volume.id}, "{env.inner.task.params["volume"]}")')
+        assert terminated and reward == 1.0 and info["success"]
+    finally:
+        env.close()
+
+
+def test_recorded_demonstration_replays_to_success(tmp_path: Path) -> None:
+    from raygent.jobs.web_agent.env import CompactWebEnv
+
+    task = sft_pool(["slide_editor"], ["slide_editor/retitle_slide"], [1], 1)[0]
+    (turns,) = demos.demonstrations([task], workers=1, root=tmp_path)
+    assert turns and all(action not in demos.BLIND_LOOKS for _, action in turns)
+    env = CompactWebEnv()
+    try:
+        observation, _ = env.reset(options={"task": task})
+        for seen, action in turns:
+            assert observation["text"] == seen
+            observation, _, terminated, _, info = env.step(action)
+        assert terminated and info["success"]
+    finally:
+        env.close()
+
+
+# -- end to end on the embedded cluster -----------------------------------------------------------------------
+
+STEPS = 3
+SFT_STEPS = 40
+SMALL = [
+    f"sft.steps={SFT_STEPS}",
+    "sft.batch_tasks=2",
+    "sft.lr=0.003",
+    "sft.task_kwargs.apps=[slide_editor]",
+    "sft.task_kwargs.templates=[slide_editor/retitle_slide,slide_editor/speaker_notes]",
+    "sft.task_kwargs.pool=1",
+    f"trainer.steps={STEPS}",
+    "trainer.checkpoint_every=1",
+    "trainer.eval_every=0",
+    "trainer.eval_tasks=2",
+    "web.heldout_template_tasks=1",
+    "web.examples=2",
+    "web.demo_workers=1",
+    "rollout.num_workers=1",
+    "rollout.groups_per_step=1",
+    "rollout.group_size=2",
+    "rollout.envs_per_worker=2",
+    "rollout.max_turns=2",
+    "policy.vocab_size=320",
+    "rollout.engine_num_cpus=0",
+    "learner.num_cpus=0",
+]
+
+
+def records(run_dir: Path) -> list[dict[str, Any]]:
+    path = run_dir / "metrics.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A reduced web_agent run killed after GRPO step 2 and resumed to the end (its own demonstration cache)."""
+    base = tmp_path_factory.mktemp("web_agent")
+    directory = base / "run"
+    env = {**os.environ, "RAYGENT_CACHE": str(base / "cache")}
+    first = subprocess.Popen(
+        [*RAYGENT, "run", "web_agent", *SMALL, "--out", str(directory)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.time() + 900
+    while not any(r["stage"] == "grpo" and r["step"] >= 2 for r in records(directory)):
+        assert first.poll() is None, "the run ended before it could be interrupted"
+        assert time.time() < deadline, "GRPO step 2 did not arrive in time"
+        time.sleep(0.2)
+    os.killpg(first.pid, signal.SIGKILL)  # the driver, the Ray cluster it started and its browsers
+    first.wait()
+    assert (directory / "checkpoints" / "LATEST").read_text().strip() in {"grpo_000001", "grpo_000002"}
+    done = raygent("run", "--resume", str(directory), timeout=900, env={"RAYGENT_CACHE": str(base / "cache")})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "resumed from grpo_00000" in done.stdout
+    return directory
+
+
+@pytest.mark.slow
+def test_run_trains_resumes_and_reports_with_screenshots(run_dir: Path) -> None:
+    grpo = [r for r in records(run_dir) if r["stage"] == "grpo"]
+    assert [r["step"] for r in grpo] == list(range(1, STEPS + 1))
+    assert [r["data/batch_index"] for r in grpo] == list(range(STEPS))
+    assert all(task.startswith("media_player/") for r in grpo for task in r["data/task_ids"])
+    assert [r["step"] for r in records(run_dir) if r["stage"] == "sft"] == list(range(1, SFT_STEPS + 1))
+    evals = [r for r in records(run_dir) if r["stage"] == "eval"]
+    assert evals and all("eval/success" in r and "eval/unseen_templates/success" in r for r in evals)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["job"] == "web_agent" and summary["steps"] == STEPS
+    assert [row["name"] for row in summary["rows"]] == ["templates never trained on"]
+    assert set(summary["never_trained_templates"]).isdisjoint(summary["grpo_templates"])
+    report = (run_dir / "report.html").read_text()
+    assert "templates never trained on" in report and "curve.png" in report
+    shots = re.findall(r"src='(examples/[^']+\.png)'", report)
+    assert shots and all((run_dir / shot).stat().st_size > 1000 for shot in shots)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    data = json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+@pytest.mark.slow
+def test_served_agent_answers_a_media_player_observation_with_a_valid_action(run_dir: Path) -> None:
+    from raygent.jobs.web_agent.env import CompactWebEnv
+
+    env = CompactWebEnv()
+    try:
+        observation, _ = env.reset(options={"task": "media_player/set_volume/5"})
+        goal = env.inner.task.goal if env.inner.task else ""
+    finally:
+        env.close()
+    port = _free_port()
+    server = subprocess.Popen(
+        [*RAYGENT, "serve", str(run_dir), "--port", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 300
+        while True:
+            assert server.poll() is None, server.stdout.read() if server.stdout else ""
+            try:
+                with urllib.request.urlopen(f"{base}/healthz", timeout=5) as response:
+                    if response.status == 200:
+                        break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            assert time.time() < deadline, "the server did not come up"
+            time.sleep(1)
+        act = {"task": {"instruction": goal}, "observation": {"text": observation["text"]}}  # the run's eval sampling
+        status, answer = _post(f"{base}/v1/act", act)
+        assert status == 200 and answer["policy_version"] == STEPS
+        assert answer["valid"] is True and 1 <= answer["attempts"] <= 8  # resampled until the grammar parses it
+        assert not isinstance(WEB_GRAMMAR.parse(answer["action"]), InvalidAction), answer["action"]
+        status, _ = _post(f"{base}/v1/act", {**act, "attempts": 0})
+        assert status == 422
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
