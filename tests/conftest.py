@@ -1,11 +1,21 @@
-"""Shared test helpers: the repository root and a runner for the `raygent` command in a subprocess."""
+"""Shared test helpers: the repository root, a runner for the `raygent` command in a subprocess, and a served
+run (`raygent serve RUN_DIR` on a free loopback port) with a JSON poster."""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,3 +40,52 @@ def raygent(
 @pytest.fixture
 def root() -> Path:
     return ROOT
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def post(url: str, body: bytes | dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """POST JSON (a dict, or raw bytes as given); returns the status and the decoded answer, 4xx included."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+@contextmanager
+def served(run_dir: Path, wait_s: float = 300) -> Iterator[str]:
+    """`raygent serve RUN_DIR` on a free loopback port until `/healthz` answers; yields the base URL and kills
+    the server's process group afterwards."""
+    port = free_port()
+    server = subprocess.Popen(
+        [*RAYGENT, "serve", str(run_dir), "--port", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + wait_s
+        while True:
+            assert server.poll() is None, server.stdout.read() if server.stdout else ""
+            try:
+                with urllib.request.urlopen(f"{base}/healthz", timeout=5) as response:
+                    if response.status == 200:
+                        break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            assert time.time() < deadline, "the server did not come up"
+            time.sleep(1)
+        yield base
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()

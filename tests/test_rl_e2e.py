@@ -7,11 +7,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +17,7 @@ import pytest
 from raygent.jobs.grpo_toy.tasks import toolcalc_tasks
 from raygent.platform.rl.tasks import TaskStream
 
-from conftest import RAYGENT, ROOT, raygent
+from conftest import RAYGENT, ROOT, post, raygent, served
 
 pytestmark = pytest.mark.slow
 
@@ -94,62 +91,23 @@ def test_resumed_run_trains_every_task_batch_exactly_once(run_dir: Path) -> None
     assert json.loads((final / "trainer_state.json").read_text())["version"] == STEPS
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _post(url: str, body: bytes) -> tuple[int, dict[str, Any]]:
-    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read() or b"{}")
-
-
 def test_serve_answers_both_routes_and_rejects_bad_requests(run_dir: Path) -> None:
-    port = _free_port()
-    server = subprocess.Popen(
-        [*RAYGENT, "serve", str(run_dir), "--port", str(port)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 240
-        while True:
-            assert server.poll() is None, server.stdout.read() if server.stdout else ""
-            try:
-                with urllib.request.urlopen(f"{base}/healthz", timeout=5) as response:
-                    if response.status == 200:
-                        break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            assert time.time() < deadline, "the server did not come up"
-            time.sleep(1)
+    with served(run_dir, wait_s=240) as base:
         task = toolcalc_tasks("heldout", 1, 1, difficulty=1)[0]
         act = {"task": {"instruction": task.instruction}, "observation": {"text": task.instruction}}
-        status, answer = _post(f"{base}/v1/act", json.dumps(act).encode())
+        status, answer = post(f"{base}/v1/act", json.dumps(act).encode())
         assert status == 200 and isinstance(answer["action"], str) and answer["policy_version"] == STEPS
         assert answer["valid"] is None and answer["attempts"] == 1  # ToolCalc declares no action grammar
         chat = {"model": "raygent", "messages": [{"role": "user", "content": task.instruction}], "max_tokens": 8}
-        status, completion = _post(f"{base}/v1/chat/completions", json.dumps(chat).encode())
+        status, completion = post(f"{base}/v1/chat/completions", json.dumps(chat).encode())
         assert status == 200 and completion["object"] == "chat.completion"
         assert completion["choices"][0]["message"]["role"] == "assistant"
         assert 1 <= completion["usage"]["completion_tokens"] <= 8
-        status, _ = _post(f"{base}/v1/act", json.dumps({"task": {"instruction": ""}}).encode())
+        status, _ = post(f"{base}/v1/act", json.dumps({"task": {"instruction": ""}}).encode())
         assert status == 422
-        status, _ = _post(f"{base}/v1/chat/completions", b"{not json")
+        status, _ = post(f"{base}/v1/chat/completions", b"{not json")
         assert status == 422
-        status, _ = _post(f"{base}/v1/act", json.dumps({**act, "pad": "x" * 100_000}).encode())
+        status, _ = post(f"{base}/v1/act", json.dumps({**act, "pad": "x" * 100_000}).encode())
         assert status == 413
-        status, answer = _post(f"{base}/v1/act", json.dumps(act).encode())
+        status, answer = post(f"{base}/v1/act", json.dumps(act).encode())
         assert status == 200, "the replica survived the bad requests"
-    finally:
-        os.killpg(server.pid, signal.SIGKILL)
-        server.wait()

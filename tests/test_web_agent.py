@@ -14,11 +14,8 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +28,7 @@ from raygent.jobs.web_agent.tasks import HELDOUT_START, TRAIN_POOL, sft_pool, te
 from raygent.policies.actions import InvalidAction
 from raygent.policies.web_actions import WEB_GRAMMAR
 
-from conftest import RAYGENT, ROOT, raygent
+from conftest import RAYGENT, ROOT, post, raygent, served
 
 FULL = """banner
   menubar "Menu bar"
@@ -216,22 +213,6 @@ def test_run_trains_resumes_and_reports_with_screenshots(run_dir: Path) -> None:
     assert shots and all((run_dir / shot).stat().st_size > 1000 for shot in shots)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    data = json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"}, method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read() or b"{}")
-
-
 @pytest.mark.slow
 def test_served_agent_answers_a_media_player_observation_with_a_valid_action(run_dir: Path) -> None:
     from raygent.jobs.web_agent.env import CompactWebEnv
@@ -242,35 +223,11 @@ def test_served_agent_answers_a_media_player_observation_with_a_valid_action(run
         goal = env.inner.task.goal if env.inner.task else ""
     finally:
         env.close()
-    port = _free_port()
-    server = subprocess.Popen(
-        [*RAYGENT, "serve", str(run_dir), "--port", str(port)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 300
-        while True:
-            assert server.poll() is None, server.stdout.read() if server.stdout else ""
-            try:
-                with urllib.request.urlopen(f"{base}/healthz", timeout=5) as response:
-                    if response.status == 200:
-                        break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            assert time.time() < deadline, "the server did not come up"
-            time.sleep(1)
+    with served(run_dir) as base:
         act = {"task": {"instruction": goal}, "observation": {"text": observation["text"]}}  # the run's eval sampling
-        status, answer = _post(f"{base}/v1/act", act)
+        status, answer = post(f"{base}/v1/act", act)
         assert status == 200 and answer["policy_version"] == STEPS
         assert answer["valid"] is True and 1 <= answer["attempts"] <= 8  # resampled until the grammar parses it
         assert not isinstance(WEB_GRAMMAR.parse(answer["action"]), InvalidAction), answer["action"]
-        status, _ = _post(f"{base}/v1/act", {**act, "attempts": 0})
+        status, _ = post(f"{base}/v1/act", {**act, "attempts": 0})
         assert status == 422
-    finally:
-        os.killpg(server.pid, signal.SIGKILL)
-        server.wait()

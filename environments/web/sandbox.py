@@ -76,10 +76,20 @@ class Sandbox:
         return self._log(url, "navigation", _reason(url))
 
     def install(self, context: Any) -> None:
-        """Hook the sandbox into a Playwright `BrowserContext` (and, with `watch`, each of its pages)."""
-        context.route("**/*", self._on_route)
+        """Hook the sandbox into a Playwright `BrowserContext` (and, with `watch`, each of its pages).
+
+        The route's URL matcher is a regex of everything outside the allowed origins: Playwright's driver
+        evaluates a regex itself, so the app's own requests (a page load fetches a dozen scripts and styles)
+        never make the round trip to this process; `_on_route` still decides for whatever is routed."""
+        context.route(self.outside_pattern(), self._on_route)
         context.route_web_socket("**/*", self._on_websocket)
         context.on("request", self._on_request)
+
+    def outside_pattern(self) -> re.Pattern[str]:
+        """A regex matching every URL that is not on an allowed origin (as `origin_of` spells them, with the
+        port explicit: the suite's server always has one)."""
+        origins = "|".join(re.escape(origin) for origin in sorted(self.allowed))
+        return re.compile(rf"^(?!(?:{origins})(?:[/?#]|$))")
 
     def watch(self, page: Any) -> None:
         """Log what Chromium refuses on its own: a page's links, redirects or frames to `file://` URLs."""

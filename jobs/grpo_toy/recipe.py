@@ -18,30 +18,12 @@ from rich.console import Console
 
 from raygent.environments.toolcalc import corpus
 from raygent.platform.config import JobConfig
+from raygent.platform.rl.initial import agent_sections, initial_model
 from raygent.platform.rl.report import write_report
 from raygent.platform.rl.settings import AgentRunConfig
 from raygent.platform.rl.trainer import AgentTrainer
-from raygent.policies.presets import build_tiny_model
-from raygent.policies.tokenizer import build_tokenizer
 
 MIN_GAIN = 0.15
-INIT_MODEL = "init_model"
-
-
-def agent_config(config: JobConfig) -> AgentRunConfig:
-    """The agent sections of a job config."""
-    return AgentRunConfig.model_validate({name: getattr(config, name) for name in AgentRunConfig.model_fields})
-
-
-def initial_model(config: AgentRunConfig, run_dir: Path, tokenizer_text: list[str]) -> str:
-    """`policy.model`, or a tiny model of `policy.preset` built (once) into `RUN_DIR/init_model`."""
-    if config.policy.model is not None:
-        return config.policy.model
-    directory = run_dir / INIT_MODEL
-    if not (directory / "config.json").exists():
-        tokenizer = build_tokenizer(tokenizer_text, directory, vocab_size=config.policy.vocab_size)
-        build_tiny_model(config.policy.preset, tokenizer, directory, seed=config.trainer.seed)
-    return str(directory)
 
 
 class GRPOToy:
@@ -52,7 +34,7 @@ class GRPOToy:
 
     def run(self, config: JobConfig, run_dir: Path, resume: bool = False) -> dict[str, Any]:
         console = Console()
-        agent = agent_config(config)
+        agent = agent_sections(config, AgentRunConfig)
         model_path = initial_model(agent, run_dir, corpus(n_tasks=2000, seed=agent.trainer.seed))
         trainer = AgentTrainer(agent, run_dir, model_path, console=console)
         try:
@@ -75,4 +57,3 @@ class GRPOToy:
             f"(gain {summary['gain']:+.3f}; claim {'holds' if summary['holds'] else 'does not hold'})"
         )
         return summary
-

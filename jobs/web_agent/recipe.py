@@ -39,14 +39,12 @@ from raygent.jobs.web_agent import screens
 from raygent.jobs.web_agent.demos import demonstrations, ensure_recorded, first_screens
 from raygent.jobs.web_agent.tasks import sft_pool, template_ids, web_tasks
 from raygent.platform.config import JobConfig
+from raygent.platform.rl.initial import agent_sections, initial_model
 from raygent.platform.rl.report import write_report
 from raygent.platform.rl.settings import AgentRunConfig, Section
 from raygent.platform.rl.trainer import AgentTrainer
-from raygent.policies.presets import build_tiny_model
-from raygent.policies.tokenizer import build_tokenizer
 
 MIN_GAIN = 0.10
-INIT_MODEL = "init_model"
 UNSEEN = "unseen_templates"
 """The name of the extra evaluation set of templates never trained on (`eval/unseen_templates/success`)."""
 
@@ -69,11 +67,6 @@ class WebAgentConfig(AgentRunConfig):
     web: WebSettings = WebSettings()
 
 
-def agent_config(config: JobConfig) -> WebAgentConfig:
-    """The agent sections of a job config."""
-    return WebAgentConfig.model_validate({name: getattr(config, name) for name in WebAgentConfig.model_fields})
-
-
 def tokenizer_corpus(
     demos: list[list[tuple[str, str]]], screen_texts: Sequence[str] = (), instruction_seeds: int = 20, repeats: int = 3
 ) -> list[str]:
@@ -85,17 +78,6 @@ def tokenizer_corpus(
     return text + list(screen_texts) * repeats
 
 
-def initial_model(config: AgentRunConfig, run_dir: Path, corpus: list[str]) -> str:
-    """`policy.model`, or a tiny model of `policy.preset` built (once) into `RUN_DIR/init_model`."""
-    if config.policy.model is not None:
-        return config.policy.model
-    directory = run_dir / INIT_MODEL
-    if not (directory / "config.json").exists():
-        tokenizer = build_tokenizer(corpus, directory, vocab_size=config.policy.vocab_size)
-        build_tiny_model(config.policy.preset, tokenizer, directory, seed=config.trainer.seed)
-    return str(directory)
-
-
 class WebAgent:
     name = "web_agent"
     summary = "SFT of a tiny LM agent on four web apps' experts, then GRPO on the fifth app with its checker"
@@ -104,7 +86,7 @@ class WebAgent:
 
     def run(self, config: JobConfig, run_dir: Path, resume: bool = False) -> dict[str, Any]:
         console = Console()
-        agent = agent_config(config)
+        agent = agent_sections(config, WebAgentConfig)
         grpo_kwargs = agent.env.task_kwargs
         sft_kwargs = {**grpo_kwargs, **agent.sft.task_kwargs}
         pool = sft_pool(
@@ -116,10 +98,10 @@ class WebAgent:
         )
         self._record(pool, agent.web.demo_workers, console)
         never_trained = list(grpo_kwargs.get("exclude", ()))
-        rl_templates = template_ids(
-            grpo_kwargs.get("apps"), grpo_kwargs.get("templates"), grpo_kwargs.get("difficulties", (1,))
+        grpo_templates = template_ids(
+            grpo_kwargs.get("apps"), grpo_kwargs.get("templates"), grpo_kwargs.get("difficulties", (1,)), never_trained
         )
-        first = first_screens([make_task(f"{tid}/0").to_platform() for tid in rl_templates], agent.web.demo_workers)
+        first = first_screens([make_task(f"{tid}/0").to_platform() for tid in grpo_templates], agent.web.demo_workers)
         model_path = initial_model(agent, run_dir, tokenizer_corpus(demonstrations(pool), first))
         unseen = (
             web_tasks(
@@ -159,12 +141,7 @@ class WebAgent:
             extra={
                 "seed": agent.trainer.seed,
                 "backend": agent.policy.backend,
-                "grpo_templates": template_ids(
-                    grpo_kwargs.get("apps"),
-                    grpo_kwargs.get("templates"),
-                    grpo_kwargs.get("difficulties", (1,)),
-                    grpo_kwargs.get("exclude", ()),
-                ),
+                "grpo_templates": grpo_templates,
                 "never_trained_templates": never_trained,
                 "sft_tasks": len(pool),
             },
