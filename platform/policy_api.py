@@ -8,10 +8,10 @@ strings, token limit, greedy), exactly as its evaluation episodes did; a request
 `max_new_tokens` override those two. It returns the policy's action text.
 
 When the run's environment class declares its `action_grammar` (the web environments do), the answer is
-parsed with it; an unparsable greedy answer is resampled at temperature 1 (seeded, up to `attempts` in all)
-and `valid` says whether the returned action parses (None: the environment declares no grammar). An agent
-behind an endpoint should not hand its caller an action the environment would refuse when it has a valid one
-among its samples.
+parsed with it; when the requested decoding does not parse, `attempts - 1` samples at temperature 1 (one seeded
+batch) are drawn and the first that parses is returned. `valid` says whether the returned action parses (None:
+the environment declares no grammar). An agent behind an endpoint should not hand its caller an action the
+environment would refuse when it has a valid one among its samples.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class ActRequest(Strict):
     max_new_tokens: int | None = Field(default=None, ge=1, le=1024)
     """None: the run's `rollout.eval_sampling` value."""
     attempts: int = Field(default=8, ge=1, le=64)
-    """Samples tried until one parses under the environment's grammar (the first is the requested decoding)."""
+    """Answers drawn at most (the requested decoding, then a batch of samples) for one the grammar parses."""
 
 
 class ActResponse(Strict):
@@ -155,22 +155,25 @@ class PolicyService:
         chosen = {"temperature": request.temperature, "max_new_tokens": request.max_new_tokens}
         params = self.sampling.model_copy(update={k: v for k, v in chosen.items() if v is not None})
         prompt = encode_prompt(self.tokenizer, messages)
-        valid: bool | None = None
-        for attempt in range(1, request.attempts + 1):
-            completion = self.backend.generate([prompt], params)[0]
-            if self.grammar is None:
-                break
-            valid = not isinstance(self.grammar.parse(completion.text), InvalidAction)
-            if valid:
-                break
-            params = params.model_copy(update={"temperature": 1.0, "seed": attempt})
+        completion = self.backend.generate([prompt], params)[0]
+        valid, attempts = (None, 1) if self.grammar is None else (self._parses(completion.text), 1)
+        if valid is False and request.attempts > 1:  # one batched call for the other samples, seeded
+            resample = params.model_copy(update={"temperature": 1.0, "seed": 0})
+            samples = self.backend.generate([prompt] * (request.attempts - 1), resample)
+            good = next((i for i, sample in enumerate(samples) if self._parses(sample.text)), None)
+            attempts = request.attempts if good is None else good + 2
+            if good is not None:
+                completion, valid = samples[good], True
         return ActResponse(
             action=completion.text,
             policy_version=completion.policy_version,
             finish_reason=completion.finish_reason,
             valid=valid,
-            attempts=attempt,
+            attempts=attempts,
         )
+
+    def _parses(self, text: str) -> bool:
+        return self.grammar is not None and not isinstance(self.grammar.parse(text), InvalidAction)
 
     def chat(self, request: ChatRequest) -> dict[str, Any]:
         stops = (request.stop,) if isinstance(request.stop, str) else tuple(request.stop or ())

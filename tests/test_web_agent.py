@@ -224,10 +224,12 @@ def test_served_agent_answers_a_media_player_observation_with_a_valid_action(run
     finally:
         env.close()
     with served(run_dir) as base:
-        act = {"task": {"instruction": goal}, "observation": {"text": observation["text"]}}  # the run's eval sampling
+        # The run's eval sampling first, then up to 31 samples for one the web grammar parses (a 40-step SFT
+        # model writes grammar-shaped text, but not always a whole valid action).
+        act = {"task": {"instruction": goal}, "observation": {"text": observation["text"]}, "attempts": 32}
         status, answer = post(f"{base}/v1/act", act)
         assert status == 200 and answer["policy_version"] == STEPS
-        assert answer["valid"] is True and 1 <= answer["attempts"] <= 8  # resampled until the grammar parses it
+        assert answer["valid"] is True and 1 <= answer["attempts"] <= 32, answer
         assert not isinstance(WEB_GRAMMAR.parse(answer["action"]), InvalidAction), answer["action"]
         status, _ = post(f"{base}/v1/act", {**act, "attempts": 0})
         assert status == 422
