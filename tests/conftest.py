@@ -1,5 +1,6 @@
-"""Shared test helpers: the repository root, a runner for the `raygent` command in a subprocess, and a served
-run (`raygent serve RUN_DIR` on a free loopback port) with a JSON poster."""
+"""Shared test helpers: the repository root, a runner for the `raygent` command in a subprocess, an agent run
+killed part-way (for resume tests) and its metrics records, and a served run (`raygent serve RUN_DIR` on a free
+loopback port) with a JSON poster."""
 
 from __future__ import annotations
 
@@ -40,6 +41,34 @@ def raygent(
 @pytest.fixture
 def root() -> Path:
     return ROOT
+
+
+def records(run_dir: Path) -> list[dict[str, Any]]:
+    """The run's `metrics.jsonl` records so far."""
+    path = run_dir / "metrics.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def run_killed_at_grpo_step(
+    job: str, overrides: list[str], directory: Path, step: int, env: dict | None = None, wait_s: float = 600
+) -> None:
+    """`raygent run JOB OVERRIDES --out DIRECTORY`, SIGKILLed with its process group (the driver, the Ray cluster
+    it started, its browsers) once GRPO step `step` is in the metrics."""
+    first = subprocess.Popen(
+        [*RAYGENT, "run", job, *overrides, "--out", str(directory)],
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.time() + wait_s
+    while not any(r["stage"] == "grpo" and r["step"] >= step for r in records(directory)):
+        assert first.poll() is None, "the run ended before it could be interrupted"
+        assert time.time() < deadline, f"GRPO step {step} did not arrive in time"
+        time.sleep(0.2)
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
 
 
 def free_port() -> int:

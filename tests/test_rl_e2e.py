@@ -5,19 +5,14 @@ skipping a task batch; then `raygent serve` on the run answers /v1/act and /v1/c
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from raygent.jobs.grpo_toy.tasks import toolcalc_tasks
 from raygent.platform.rl.tasks import TaskStream
 
-from conftest import RAYGENT, ROOT, post, raygent, served
+from conftest import post, raygent, records, run_killed_at_grpo_step, served
 
 pytestmark = pytest.mark.slow
 
@@ -41,29 +36,11 @@ SMALL = [
 ]
 
 
-def records(run_dir: Path) -> list[dict[str, Any]]:
-    path = run_dir / "metrics.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A grpo_toy run killed after GRPO step 3 (checkpoint at step 2) and resumed to the end."""
     directory = tmp_path_factory.mktemp("grpo") / "run"
-    first = subprocess.Popen(
-        [*RAYGENT, "run", "grpo_toy", *SMALL, "--out", str(directory)],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    deadline = time.time() + 600
-    while not any(r["stage"] == "grpo" and r["step"] >= 3 for r in records(directory)):
-        assert first.poll() is None, "the run ended before it could be interrupted"
-        assert time.time() < deadline, "GRPO step 3 did not arrive in time"
-        time.sleep(0.2)
-    os.killpg(first.pid, signal.SIGKILL)  # the driver and the Ray cluster it started
-    first.wait()
+    run_killed_at_grpo_step("grpo_toy", SMALL, directory, 3)
     assert (directory / "checkpoints" / "LATEST").read_text().strip() == "grpo_000002"
     done = raygent("run", "--resume", str(directory), timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr

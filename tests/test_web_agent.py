@@ -11,13 +11,8 @@ observation with an action the web grammar parses. Behaviour only; success rates
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import subprocess
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -28,7 +23,7 @@ from raygent.jobs.web_agent.tasks import HELDOUT_START, TRAIN_POOL, sft_pool, te
 from raygent.policies.actions import InvalidAction
 from raygent.policies.web_actions import WEB_GRAMMAR
 
-from conftest import RAYGENT, ROOT, post, raygent, served
+from conftest import post, raygent, records, run_killed_at_grpo_step, served
 
 FULL = """banner
   menubar "Menu bar"
@@ -161,34 +156,15 @@ SMALL = [
 ]
 
 
-def records(run_dir: Path) -> list[dict[str, Any]]:
-    path = run_dir / "metrics.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A reduced web_agent run killed after GRPO step 2 and resumed to the end (its own demonstration cache)."""
     base = tmp_path_factory.mktemp("web_agent")
     directory = base / "run"
-    env = {**os.environ, "RAYGENT_CACHE": str(base / "cache")}
-    first = subprocess.Popen(
-        [*RAYGENT, "run", "web_agent", *SMALL, "--out", str(directory)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    deadline = time.time() + 900
-    while not any(r["stage"] == "grpo" and r["step"] >= 2 for r in records(directory)):
-        assert first.poll() is None, "the run ended before it could be interrupted"
-        assert time.time() < deadline, "GRPO step 2 did not arrive in time"
-        time.sleep(0.2)
-    os.killpg(first.pid, signal.SIGKILL)  # the driver, the Ray cluster it started and its browsers
-    first.wait()
+    cache = {"RAYGENT_CACHE": str(base / "cache")}
+    run_killed_at_grpo_step("web_agent", SMALL, directory, 2, env=cache, wait_s=900)
     assert (directory / "checkpoints" / "LATEST").read_text().strip() in {"grpo_000001", "grpo_000002"}
-    done = raygent("run", "--resume", str(directory), timeout=900, env={"RAYGENT_CACHE": str(base / "cache")})
+    done = raygent("run", "--resume", str(directory), timeout=900, env=cache)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "resumed from grpo_00000" in done.stdout
     return directory
