@@ -156,7 +156,7 @@ class PolicyService:
         params = self.sampling.model_copy(update={k: v for k, v in chosen.items() if v is not None})
         prompt = encode_prompt(self.tokenizer, messages)
         completion = self.backend.generate([prompt], params)[0]
-        valid, attempts = (None, 1) if self.grammar is None else (self._parses(completion.text), 1)
+        valid, attempts = (None if self.grammar is None else self._parses(completion.text)), 1
         if valid is False and request.attempts > 1:  # one batched call for the other samples, seeded
             resample = params.model_copy(update={"temperature": 1.0, "seed": 0})
             samples = self.backend.generate([prompt] * (request.attempts - 1), resample)
@@ -173,7 +173,8 @@ class PolicyService:
         )
 
     def _parses(self, text: str) -> bool:
-        return self.grammar is not None and not isinstance(self.grammar.parse(text), InvalidAction)
+        assert self.grammar is not None
+        return not isinstance(self.grammar.parse(text), InvalidAction)
 
     def chat(self, request: ChatRequest) -> dict[str, Any]:
         stops = (request.stop,) if isinstance(request.stop, str) else tuple(request.stop or ())
