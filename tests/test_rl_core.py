@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
@@ -15,6 +16,7 @@ from raygent.environments.toolcalc import ToolCalcEnv, corpus
 from raygent.jobs.grpo_toy.tasks import toolcalc_demonstrations, toolcalc_tasks
 from raygent.platform.contracts import Observation, Step, Task, Trajectory
 from raygent.platform.losses.config import LossConfig
+from raygent.platform.rl import hindsight
 from raygent.platform.rl.batch import (
     Sample,
     collate,
@@ -279,3 +281,69 @@ def test_gymnasium_registration_builds_the_environment_the_workers_use() -> None
 
     register_envs()
     assert isinstance(gymnasium.make("raygent/ToolCalc-v0").unwrapped, ToolCalcEnv)
+
+
+def _acted(
+    text: str, action: str, achieved: list[list[str]] | None = None, valid: bool = True, error: str | None = None
+) -> Step:
+    info = {"hindsight": json.dumps(achieved)} if achieved else {}
+    return Step(
+        observation=Observation(text=text, last_action_error=error),
+        prompt_ids=[1],
+        response_ids=[2],
+        logprobs=[-0.1],
+        action=action,
+        valid_action=valid,
+        info=info,
+        policy_version=0,
+    )
+
+
+def test_hindsight_relabels_achieved_goals_into_their_shortest_effective_demonstrations() -> None:
+    task = Task(id="own", env="e", instruction="Do the asked thing.")
+    long_way = Trajectory(
+        task=task,
+        steps=[
+            _acted("s0", "garbage", valid=False),  # did not parse: dropped
+            _acted("s0", "click(99)"),  # refused by the environment (the next observation says so): dropped
+            _acted("s0", "a", error="no element 99"),
+            _acted("s1", "b"),
+            _acted("s2", "c", [["mute/1", "Mute."], ["own/2", task.instruction]]),
+            _acted("s3", "d", [["next/1", "Next."]]),
+        ],
+        success=False,
+        group_id="g",
+    )
+    short_way = Trajectory(
+        task=task,
+        steps=[_acted("s0", "x", [["mute/7", "Mute."]]), _acted("s1", "y", [["loop/3", "Loop."]])],
+        success=False,
+        group_id="g",
+    )
+    lost = Trajectory(task=task, steps=[_acted("s0", "z", [["fast/1", "Faster."]])], group_id="g", infra_failure=True)
+    relabeled = hindsight.relabel([long_way, short_way, lost])
+    # the episode's own goal and an infrastructure failure's steps are not relabeled; the shortest demo is kept
+    assert [(t.instruction, turns) for t, turns in relabeled] == [
+        ("Loop.", [("s0", "x"), ("s1", "y")]),
+        ("Mute.", [("s0", "x")]),
+        ("Next.", [("s0", "a"), ("s1", "b"), ("s2", "c"), ("s3", "d")]),
+    ]
+    assert relabeled[1][0].id == "mute/7" and relabeled[1][0].env == "e"
+    assert hindsight.relabel([Trajectory(task=task, steps=[_acted("s", "a")], group_id="g")]) == []
+
+
+def test_hindsight_buffer_keeps_the_shortest_demo_per_goal_across_batches_and_round_trips() -> None:
+    buffer = hindsight.HindsightBuffer()
+    mute_long = (Task(id="mute/1", env="e", instruction="Mute."), [("s0", "a"), ("s1", "b")])
+    mute_short = (Task(id="mute/7", env="e", instruction="Mute."), [("s0", "x")])
+    loop = (Task(id="loop/3", env="e", instruction="Loop."), [("s0", "y")])
+    assert buffer.add([mute_long]) == 1
+    assert buffer.add([mute_short, loop]) == 2
+    assert buffer.add([mute_long]) == 0  # longer than the one kept
+    assert buffer.demonstrations() == [loop, mute_short]
+    assert buffer.sample(5, seed=0) == [loop, mute_short]
+    one = buffer.sample(1, seed=3)
+    assert len(one) == 1 and one == buffer.sample(1, seed=3)
+    restored = hindsight.HindsightBuffer()
+    restored.load_state(json.loads(json.dumps(buffer.state())))
+    assert restored.demonstrations() == buffer.demonstrations()

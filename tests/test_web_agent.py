@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 
 from raygent.environments.web.observe import parse
+from raygent.environments.web.registry import make_task
 from raygent.jobs.web_agent import demos
+from raygent.jobs.web_agent.hindsight import HindsightGoals
 from raygent.jobs.web_agent.observation import compact
 from raygent.jobs.web_agent.tasks import HELDOUT_START, TRAIN_POOL, sft_pool, template_ids, web_tasks
 from raygent.policies.actions import InvalidAction
@@ -90,7 +92,40 @@ def test_demonstrations_come_from_the_cache_without_a_browser(tmp_path: Path) ->
         demos.demonstrations([tasks[0].model_copy(update={"params": {}})], root=tmp_path)
 
 
+def test_hindsight_goals_report_what_the_state_newly_satisfies_once() -> None:
+    goals = HindsightGoals(["media_player/mute_audio", "media_player/toggle_shuffle"], per_template=6)
+    episode = make_task("media_player/set_speed/3")
+    start = {"muted": False, "shuffle": True}
+    goals.reset(episode, start)
+    assert goals.achieved(start) == []  # nothing achieved yet; shuffle-on goals were true already and are dropped
+    achieved = goals.achieved({"muted": True, "shuffle": True})
+    assert [goal for _, goal in achieved] == ["Mute the sound."]
+    task_id = achieved[0][0]
+    assert task_id.startswith("media_player/mute_audio/") and task_id.endswith(f"#library={episode.params['library']}")
+    assert goals.achieved({"muted": True, "shuffle": True}) == []  # reported once
+    assert [goal for _, goal in goals.achieved({"muted": True, "shuffle": False})] == ["Stop playing in random order."]
+    goals.reset(episode, None)  # the first state could not be read: no candidates
+    assert goals.achieved({"muted": True, "shuffle": False}) == []
+
+
 # -- in the browser ---------------------------------------------------------------------------------------------
+
+
+def test_compact_env_reports_the_goals_an_episode_reaches_on_the_way() -> None:
+    from raygent.jobs.web_agent.env import CompactWebEnv
+
+    env = CompactWebEnv(app="media_player", hindsight=["media_player/mute_audio", "media_player/set_repeat"])
+    try:
+        observation, _ = env.reset(options={"task": "media_player/set_speed/3"})
+        audio = next(e.id for e in parse(observation["text"]) if e.name == "Audio")
+        observation, *_, info = env.step(f"click({audio})")
+        assert "hindsight" not in info
+        mute = next(e.id for e in parse(observation["text"]) if e.name == "Mute" and e.role.startswith("menuitem"))
+        _, reward, terminated, _, info = env.step(f"click({mute})")
+        assert [goal for _, goal in json.loads(info["hindsight"])] == ["Mute the sound."]
+        assert reward == 0.0 and not terminated  # the episode's own task (the speed) is still to do
+    finally:
+        env.close()
 
 
 def test_compact_env_passes_the_checker_and_acts_on_compact_ids() -> None:
@@ -176,6 +211,9 @@ def test_run_trains_resumes_and_reports_with_screenshots(run_dir: Path) -> None:
     assert [r["step"] for r in grpo] == list(range(1, STEPS + 1))
     assert [r["data/batch_index"] for r in grpo] == list(range(STEPS))
     assert all(task.startswith("media_player/") for r in grpo for task in r["data/task_ids"])
+    # the hindsight buffer only grows, across the kill and resume too (it is saved in the checkpoints)
+    buffers = [r["hindsight/buffer"] for r in grpo]
+    assert buffers == sorted(buffers)
     assert [r["step"] for r in records(run_dir) if r["stage"] == "sft"] == list(range(1, SFT_STEPS + 1))
     evals = [r for r in records(run_dir) if r["stage"] == "eval"]
     assert evals and all("eval/success" in r and "eval/unseen_templates/success" in r for r in evals)

@@ -123,6 +123,7 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
         self.ui_seed, self.ui_seeds = ui_seed, ui_seeds
         self.screenshot_size = screenshot
         self.viewport = viewport
+        self.last_state: dict[str, Any] | None = None
         self.max_steps_override = max_steps
         self.step_timeout_s = step_timeout_s
         self.reset_timeout_s = reset_timeout_s
@@ -170,6 +171,7 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
                 f"could not start {self.task.full_id} in the browser: {failure} (page errors: {errors})"
             ) from failure
         self._steps, self._done = 0, False
+        self.last_state = None
         return observation, self._info(message="", verdict=None, infra_failure=False)
 
     def step(self, action: str) -> tuple[Observation, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -191,6 +193,7 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
                 observation = self._observe(error)
         except (PlaywrightError, BrowserHung) as failure:
             return self._infra_failure(failure)
+        self.last_state = state
         verdict = self.task.task.validate(state, self.task.params)
         reward_now, done, message = float(verdict[0]), bool(verdict[1]), str(verdict[2])
         terminated = done or isinstance(parsed, FinishedAction)
@@ -301,6 +304,11 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
         if not open_pages:
             raise PlaywrightError("every page of the episode is closed")
         return open_pages[-1]
+
+    def read_state(self) -> dict[str, Any]:
+        """The app's state now (what the task checkers read); `last_state` is the one read by the last step."""
+        with self.host.watchdog(self.step_timeout_s):
+            return self._read_state()
 
     def _read_state(self) -> dict[str, Any]:
         app_page = self._pages[0]

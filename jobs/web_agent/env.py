@@ -1,12 +1,14 @@
 """`CompactWebEnv`: the suite's `BrowserEnv` as the web agent sees it, registered as `raygent/web-agent-v0`.
 
-Two differences from `BrowserEnv` (which it composes, not subclasses):
+Three differences from `BrowserEnv` (which it composes, not subclasses):
 
 - The observation `text` is `observation.compact` of the accessibility tree (ids unchanged); `inner` is the
   `BrowserEnv`, whose last full observation is `inner.render()` with `render_mode="ansi"`.
 - Its browser is its thread's (`thread_browser`), like `shared_browser()`, but counted: the last environment of
   a thread to close closes that Chromium, so the recording and replay threads (`demos.py`, `screens.py`), which
   end, leave no browser behind.
+- With `hindsight` (template ids), each step's `info["hindsight"]` lists the candidate goals of those templates
+  the episode has achieved so far (`hindsight.HindsightGoals`), for the trainer's hindsight demonstrations.
 
 SEAgent's actor sees screenshots of a whole desktop; here the text is the policy's input and a downscaled
 screenshot (`screenshot=(w, h)`) is optional, for reports.
@@ -15,12 +17,15 @@ screenshot (`screenshot=(w, h)`) is optional, for reports.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import Any, SupportsFloat
 
 import gymnasium
+from playwright.sync_api import Error as PlaywrightError
 
-from raygent.environments.web.browser import BrowserHost
+from raygent.environments.web.browser import BrowserHost, BrowserHung
 from raygent.environments.web.env import BrowserEnv
+from raygent.jobs.web_agent.hindsight import INFO_KEY, HindsightGoals, encode
 from raygent.jobs.web_agent.observation import compact
 
 ENV_ID = "raygent/web-agent-v0"
@@ -53,13 +58,14 @@ class CompactWebEnv(gymnasium.Env[dict[str, Any], str]):
     """A `BrowserEnv` over any of the suite's apps with compact observation text (see the module docstring).
 
     Keyword arguments are `BrowserEnv`'s (`app`, `difficulties`, `screenshot`, `max_steps`, ...), except
-    `browser`, which is this thread's host.
+    `browser`, which is this thread's host, and `hindsight`/`hindsight_per_template` (`HindsightGoals`).
     """
 
     metadata = BrowserEnv.metadata
     action_grammar = BrowserEnv.action_grammar
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, hindsight: Sequence[str] = (), hindsight_per_template: int = 8, **kwargs: Any) -> None:
+        self.goals = HindsightGoals(hindsight, hindsight_per_template) if hindsight else None
         self._host = thread_browser()
         self.inner = BrowserEnv(browser=self._host, **kwargs)
         self.observation_space = self.inner.observation_space
@@ -72,10 +78,19 @@ class CompactWebEnv(gymnasium.Env[dict[str, Any], str]):
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         super().reset(seed=seed)
         observation, info = self.inner.reset(seed=seed, options=options)
+        if self.goals is not None and self.inner.task is not None:
+            try:
+                self.goals.reset(self.inner.task, self.inner.read_state())
+            except (PlaywrightError, BrowserHung):  # the first step finds the browser gone; no goals this time
+                self.goals.reset(self.inner.task, None)
         return self._compact(observation), info
 
     def step(self, action: str) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
         observation, reward, terminated, truncated, info = self.inner.step(action)
+        if self.goals is not None and not info.get("infra_failure"):
+            achieved = self.goals.achieved(self.inner.last_state)
+            if achieved:
+                info[INFO_KEY] = encode(achieved)
         return self._compact(observation), reward, terminated, truncated, info
 
     def render(self) -> Any:  # type: ignore[override]

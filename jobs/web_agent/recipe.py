@@ -7,7 +7,9 @@
    into byte pieces and run past the prompt lengths SFT trains on), built into `RUN_DIR/init_model` when
    `policy.model` is unset and loaded through the same `load_policy` path a real checkpoint takes.
 3. **SFT** on the four apps' demonstrations, then **GRPO** on the fifth app's tasks (`env.task_kwargs`) with the
-   task checker as reward, through the RL core's rollout workers and engines over `CompactWebEnv`.
+   task checker as reward, through the RL core's rollout workers and engines over `CompactWebEnv`. After each
+   GRPO update, SFT steps on hindsight demonstrations: the fifth app's goals the episodes achieved on the way,
+   whatever they were asked, replayed from a buffer (`hindsight.py`, `trainer.hindsight_demos`).
 4. **Evaluation** (greedy, one episode per task) before and after GRPO on held-out tasks of the fifth app —
    parameter seeds never drawn in training — and, as their own row, on templates of the fifth app that are
    never trained on (`env.task_kwargs.exclude`).
@@ -56,6 +58,9 @@ class WebSettings(Section):
     """Tasks of the templates never trained on (`env.task_kwargs.exclude`) evaluated as their own row."""
     demo_workers: int = Field(default=3, ge=1)
     """Threads (each with its own Chromium) that record missing demonstrations."""
+    hindsight_per_template: int = Field(default=8, ge=0)
+    """Candidate goals per GRPO template that each episode is checked against after every step (hindsight
+    demonstrations, with `trainer.hindsight_demos`); 0 turns the check off."""
     examples: int = Field(default=4, ge=0)
     """Example trajectories in the report (at least one failure when there is one)."""
     screenshot_size: tuple[int, int] = (480, 300)
@@ -101,6 +106,9 @@ class WebAgent:
         grpo_templates = template_ids(
             grpo_kwargs.get("apps"), grpo_kwargs.get("templates"), grpo_kwargs.get("difficulties", (1,)), never_trained
         )
+        if agent.web.hindsight_per_template:
+            agent.env.kwargs.setdefault("hindsight", grpo_templates)
+            agent.env.kwargs.setdefault("hindsight_per_template", agent.web.hindsight_per_template)
         first = first_screens([make_task(f"{tid}/0").to_platform() for tid in grpo_templates], agent.web.demo_workers)
         model_path = initial_model(agent, run_dir, tokenizer_corpus(demonstrations(pool), first))
         unseen = (

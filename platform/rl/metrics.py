@@ -30,6 +30,8 @@ EVAL_SUCCESS = "eval/success"
 EVAL_REWARD = "eval/reward"
 BATCH_INDEX = "data/batch_index"
 TASK_IDS = "data/task_ids"
+HINDSIGHT_NEW = "hindsight/new"
+HINDSIGHT_BUFFER = "hindsight/buffer"
 
 
 class MetricsLog:

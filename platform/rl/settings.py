@@ -113,6 +113,11 @@ class TrainerSettings(Section):
     seed: int = 0
     tensorboard: bool = True
     weight_sync: Literal["object_store", "nccl", "gloo"] = "object_store"
+    hindsight_demos: int = Field(default=0, ge=0)
+    """After each GRPO update, SFT steps on at most this many goals episodes achieved on the way (`info["hindsight"]`
+    from the environment), drawn from the run's replay buffer (`raygent.platform.rl.hindsight`); 0 turns it off."""
+    hindsight_updates: int = Field(default=1, ge=1)
+    """How many such SFT steps follow each GRPO update."""
 
     @model_validator(mode="after")
     def _staleness(self) -> TrainerSettings:

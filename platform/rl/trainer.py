@@ -33,13 +33,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from raygent.platform.config import load_entry
 from raygent.platform.contracts import Task, Trajectory
 from raygent.platform.rl import checkpoint as ckpt
+from raygent.platform.rl import hindsight
 from raygent.platform.rl import metrics as m
 from raygent.platform.rl.batch import Sample, samples_from_demonstration
 from raygent.platform.rl.engine import start_engines
 from raygent.platform.rl.learner import Learner
 from raygent.platform.rl.rollout import EpisodeRequest, RolloutWorker
 from raygent.platform.rl.settings import AgentRunConfig
-from raygent.platform.rl.tasks import TaskStream
+from raygent.platform.rl.tasks import TaskStream, batch_seed
 from raygent.platform.rl.weight_sync import make_weight_sync
 from raygent.policies.backends.base import SamplingParams
 from raygent.policies.loading import load_tokenizer
@@ -81,6 +82,7 @@ class AgentTrainer:
         self.log = m.MetricsLog(run_dir, tensorboard=config.trainer.tensorboard)
         self.version = 0
         self.worker_restarts = 0
+        self.hindsight = hindsight.HindsightBuffer()
         self.last_eval: list[Trajectory] = []
         self.last_extra_evals: dict[str, list[Trajectory]] = {}
         self.extra_evals = {name: list(tasks) for name, tasks in (extra_evals or {}).items()}
@@ -159,6 +161,7 @@ class AgentTrainer:
             stage, step, self.version = state["stage"], state["step"], state["version"]
             self.stream.load_state(state["stream"])
             self.worker_restarts = state.get("worker_restarts", 0)
+            self.hindsight.load_state(state.get("hindsight", []))
             self.log.truncate_after(step, stage)
             self._push_weights()
             self.console.print(f"resumed from {directory.name}: stage {stage}, step {step}")
@@ -307,6 +310,8 @@ class AgentTrainer:
             fresh = [t for t in trajectories if t.group_id not in stale_groups]
         begin = time.perf_counter()
         stats = ray.get(self.learner.grpo.remote(fresh))
+        if trainer.hindsight_demos:
+            stats.update(self._hindsight(step, fresh))
         learn_s = time.perf_counter() - begin
         self.version += 1
         sync_s = self._push_weights()
@@ -326,6 +331,21 @@ class AgentTrainer:
         }
         self.log.write(record)
         return record
+
+    def _hindsight(self, step: int, trajectories: Sequence[Trajectory]) -> dict[str, float]:
+        """SFT steps on goals episodes achieved on the way, replayed from the run's buffer (`platform.rl.hindsight`)."""
+        trainer = self.config.trainer
+        added = self.hindsight.add(hindsight.relabel(trajectories))
+        stats: dict[str, float] = {m.HINDSIGHT_NEW: float(added), m.HINDSIGHT_BUFFER: float(len(self.hindsight))}
+        if not len(self.hindsight):
+            return stats
+        for update in range(trainer.hindsight_updates):
+            seed = batch_seed(trainer.seed, step, f"hindsight/{update}")
+            samples: list[Sample] = []
+            for task, turns in self.hindsight.sample(trainer.hindsight_demos, seed):
+                samples += samples_from_demonstration(self.tokenizer, self.config.policy.prompt, task, turns)
+            sft = ray.get(self.learner.sft.remote(samples))
+        return stats | {f"hindsight/{key.split('/')[-1]}": value for key, value in sft.items()}
 
     # -- evaluation, weights, checkpoints ---------------------------------------------------------------------
 
@@ -397,6 +417,7 @@ class AgentTrainer:
             "version": self.version,
             "stream": {"next_index": stream_index if stream_index is not None else self.stream.next_index},
             "worker_restarts": self.worker_restarts,
+            "hindsight": self.hindsight.state(),
         }
         ckpt.write_state(directory, state)
         ckpt.mark_latest(self.run_dir, directory, self.config.trainer.keep_checkpoints)

@@ -1,0 +1,77 @@
+"""Hindsight goals: which of the app's tasks an episode achieved on the way, whatever it was asked to do.
+
+A tiny policy that has never seen the GRPO app almost never solves the task it is given (the SFT model's
+sampled success on the media player is about 0.02), so GRPO's group-normalised advantage is zero for nearly every
+group. But its exploring clicks do change the app: a menu item mutes the sound, cycles repeat, turns shuffle on.
+`HindsightGoals` knows a set of candidate tasks for the episode — for each hindsight template, a few
+train-seed parameter sets placed on the episode's own playlist (`library`) — and after every step reports the
+candidates whose checker now passes and did not pass on the episode's first state: goals achieved, not goals
+that were already true. `CompactWebEnv` puts them in `info["hindsight"]`; the trainer turns each into a
+demonstration of the episode's steps up to that point (`raygent.platform.rl.hindsight`).
+
+This is hindsight experience replay (Andrychowicz et al., 2017) with the app's own checkers as the goal test. SEAgent
+gets the same effect differently: its Curriculum Generator proposes new tasks from what the agent was seen to do,
+judged by the World State Model; here the candidate goals are the suite's templates (no generated curriculum).
+Candidates are re-drawn per episode from its task id, so a run is reproducible.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from raygent.environments.web.registry import TaskInstance, make_task
+
+INFO_KEY = "hindsight"
+"""`info[INFO_KEY]`: a JSON list of `[task id, instruction]` achieved at this step."""
+TRAIN_SEEDS = 512
+"""Candidate parameters come from train seeds (below `tasks.TRAIN_POOL`)."""
+
+
+class HindsightGoals:
+    """Candidate goals of one episode at a time (see the module docstring)."""
+
+    def __init__(self, templates: Sequence[str], per_template: int = 8) -> None:
+        self.templates = list(templates)
+        self.per_template = per_template
+        self._open: list[tuple[TaskInstance, dict[str, Any]]] = []
+
+    def reset(self, episode: TaskInstance, start: dict[str, Any] | None) -> None:
+        """New candidates for `episode` (its task), keeping those its first state `start` does not satisfy
+        (none when the first state could not be read)."""
+        rng = random.Random(episode.full_id)
+        library = episode.params.get("library")
+        self._open = []
+        if start is None:
+            return
+        for template in self.templates:
+            for seed in rng.sample(range(TRAIN_SEEDS), self.per_template):
+                candidate = make_task(f"{template}/{seed}", ui_seed=episode.ui_seed)
+                params = {**candidate.params, "library": library} if library is not None else candidate.params
+                if candidate.template == episode.template and params == episode.params:
+                    continue
+                if not _achieved(candidate, params, start):
+                    self._open.append((candidate, params))
+
+    def achieved(self, state: dict[str, Any] | None) -> list[tuple[str, str]]:
+        """`(task id, instruction)` of every open candidate `state` satisfies; they are closed (reported once)."""
+        if state is None:
+            return []
+        done = [(c, p) for c, p in self._open if _achieved(c, p, state)]
+        self._open = [(c, p) for c, p in self._open if (c, p) not in done]
+        seen: dict[str, tuple[str, str]] = {}
+        for candidate, params in done:
+            goal = candidate.task.goal(params)
+            seen.setdefault(goal, (f"{candidate.full_id}#library={params.get('library')}", goal))
+        return list(seen.values())
+
+
+def _achieved(candidate: TaskInstance, params: dict[str, Any], state: dict[str, Any]) -> bool:
+    reward, done, _ = candidate.task.validate(state, params)
+    return bool(done) and float(reward) >= 1.0
+
+
+def encode(goals: list[tuple[str, str]]) -> str:
+    return json.dumps([list(goal) for goal in goals], ensure_ascii=False)

@@ -1,0 +1,96 @@
+"""Hindsight demonstrations: goals an episode achieved on the way, relabeled into imitation data.
+
+An environment that can tell which of its goals the current state satisfies reports, per step,
+`info["hindsight"]`: a JSON list of `[task id, instruction]` first achieved at that step (the web agent's
+`CompactWebEnv` does, from its app's task checkers). `relabel` turns each into a demonstration: the episode's
+effective turns up to and including that step (a turn whose action did not parse, or that the environment refused,
+changes nothing and is dropped) under the achieved goal's instruction. `HindsightBuffer` keeps the shortest
+demonstration of each instruction seen so far in the run (a replay buffer, saved with the trainer's checkpoints);
+with `trainer.hindsight_demos > 0` the trainer takes `trainer.hindsight_updates` SFT steps on a seeded choice of
+at most that many of them after each GRPO update, before the new weights are pushed.
+
+This is hindsight experience replay (Andrychowicz et al., 2017) as self-imitation of the relabeled successes,
+not as relabeled policy-gradient samples: the rollout's logprobs were computed under the original instruction,
+so the relabeled turns are trained with the SFT loss, which needs none.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from raygent.platform.contracts import Task, Trajectory
+
+INFO_KEY = "hindsight"
+
+Demonstration = tuple[Task, list[tuple[str, str]]]
+
+
+def _effective(trajectory: Trajectory, index: int) -> bool:
+    """Whether step `index`'s action parsed and the environment took it (the next observation has no complaint)."""
+    steps = trajectory.steps
+    if not steps[index].valid_action:
+        return False
+    return index + 1 >= len(steps) or not steps[index + 1].observation.last_action_error
+
+
+def relabel(trajectories: Sequence[Trajectory]) -> list[Demonstration]:
+    """(relabeled task, turns) for every goal the trajectories report achieved (see the module docstring)."""
+    buffer = HindsightBuffer()
+    for trajectory in trajectories:
+        if trajectory.infra_failure:
+            continue
+        for index, step in enumerate(trajectory.steps):
+            raw = step.info.get(INFO_KEY)
+            if not raw:
+                continue
+            turns = [
+                (s.observation.text, s.action)
+                for position, s in enumerate(trajectory.steps[: index + 1])
+                if position == index or _effective(trajectory, position)
+            ]
+            for task_id, instruction in json.loads(str(raw)):
+                if instruction == trajectory.task.instruction:
+                    continue  # its own goal: the task's reward already says so
+                buffer.add([(Task(id=str(task_id), env=trajectory.task.env, instruction=str(instruction)), turns)])
+    return buffer.demonstrations()
+
+
+class HindsightBuffer:
+    """The shortest demonstration of each relabeled instruction seen so far."""
+
+    def __init__(self) -> None:
+        self._shortest: dict[str, Demonstration] = {}
+
+    def __len__(self) -> int:
+        return len(self._shortest)
+
+    def add(self, demonstrations: Sequence[Demonstration]) -> int:
+        """Keep each demonstration that is new or shorter than the one kept; returns how many were kept."""
+        kept = 0
+        for task, turns in demonstrations:
+            known = self._shortest.get(task.instruction)
+            if known is None or len(turns) < len(known[1]):
+                self._shortest[task.instruction] = (task, list(turns))
+                kept += 1
+        return kept
+
+    def demonstrations(self) -> list[Demonstration]:
+        return [self._shortest[instruction] for instruction in sorted(self._shortest)]
+
+    def sample(self, limit: int, seed: int) -> list[Demonstration]:
+        """At most `limit` of them, a seeded choice."""
+        everything = self.demonstrations()
+        if len(everything) <= limit:
+            return everything
+        return random.Random(seed).sample(everything, limit)
+
+    def state(self) -> list[dict[str, Any]]:
+        """JSON-serializable contents (for the trainer's checkpoint)."""
+        return [{"task": task.model_dump(), "turns": turns} for task, turns in self.demonstrations()]
+
+    def load_state(self, state: Sequence[dict[str, Any]]) -> None:
+        self._shortest = {}
+        self.add([(Task.model_validate(item["task"]), [tuple(turn) for turn in item["turns"]]) for item in state])
