@@ -85,11 +85,31 @@ def test_demonstrations_come_from_the_cache_without_a_browser(tmp_path: Path) ->
     tasks = sft_pool(["code_editor"], ["code_editor/open_file"], [1], 2)
     turns = [[('[1] button "File"', "click(1)")], []]
     for task, kept in zip(tasks, turns, strict=True):
-        demos._store(demos.cache_path(task, tmp_path), task, bool(kept), kept)
+        demos._store(demos.cache_path(task, tmp_path), task, {"success": bool(kept), "turns": kept})
     assert demos.demonstrations(tasks, root=tmp_path) == turns
     assert demos.cache_path(tasks[0], tmp_path).parent.name == demos.fingerprint("code_editor")
     with pytest.raises(ValueError, match="not a web-suite task"):
         demos.demonstrations([tasks[0].model_copy(update={"params": {}})], root=tmp_path)
+
+
+def test_explorations_come_from_the_cache_as_relabeled_demonstrations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from raygent.jobs.web_agent import explore
+
+    monkeypatch.setenv("RAYGENT_CACHE", str(tmp_path))
+    templates = ["media_player/mute_audio"]
+    tasks = web_tasks("train", 0, 2, apps=["media_player"], difficulties=[1])
+    kind = explore.cache_kind(templates, 8, 10)
+    assert kind != explore.cache_kind(templates, 8, 11)  # other settings are other recordings
+    reached = [["media_player/mute_audio/1#library=3", "Mute the sound.", [['[13] button "Mute"', "click(13)"]]]]
+    demos._store(demos.cache_path(tasks[0], kind=kind), tasks[0], {"demos": reached})
+    demos._store(demos.cache_path(tasks[1], kind=kind), tasks[1], {"demos": []})
+    found = explore.explorations(tasks, templates, 8, 10, workers=1, env_id="raygent/web-agent-v0")
+    assert [(t.id, t.env, t.instruction) for t, _ in found] == [
+        ("media_player/mute_audio/1#library=3", "raygent/web-agent-v0", "Mute the sound.")
+    ]
+    assert found[0][1] == [('[13] button "Mute"', "click(13)")]
 
 
 def test_hindsight_goals_report_what_the_state_newly_satisfies_once() -> None:
@@ -124,6 +144,31 @@ def test_compact_env_reports_the_goals_an_episode_reaches_on_the_way() -> None:
         _, reward, terminated, _, info = env.step(f"click({mute})")
         assert [goal for _, goal in json.loads(info["hindsight"])] == ["Mute the sound."]
         assert reward == 0.0 and not terminated  # the episode's own task (the speed) is still to do
+    finally:
+        env.close()
+
+
+def test_exploration_finds_goals_whose_demonstrations_replay_to_them() -> None:
+    from raygent.environments.web.env import BrowserEnv
+    from raygent.jobs.web_agent.explore import explore
+
+    templates = ["media_player/mute_audio", "media_player/set_volume", "media_player/toggle_shuffle"]
+    task = make_task("media_player/set_speed/2").to_platform()
+    env = BrowserEnv()
+    try:
+        found = explore(env, task, HindsightGoals(templates, 8), steps=10)
+        assert [goal for _, goal, _ in found] == ["Mute the sound."]  # Audio, then its Mute item
+        assert explore(env, task, HindsightGoals(templates, 8), steps=10) == found  # seeded by the task id
+        for _, goal, turns in found:
+            observation, _ = env.reset(options={"task": task})
+            goals = HindsightGoals(templates, 8)
+            goals.reset(env.task, env.read_state())
+            reached = []
+            for text, action in turns:
+                assert compact(str(observation["text"])) == text  # each turn's screen is the one acted on
+                observation, *_ = env.step(action)
+                reached += [achieved for _, achieved in goals.achieved(env.last_state)]
+            assert reached == [goal]
     finally:
         env.close()
 

@@ -70,7 +70,7 @@ def fingerprint(app: str) -> str:
 
 
 def cache_path(task: Task, root: Path | None = None, kind: str = "demo") -> Path:
-    """Where the `kind` ("demo" or "screen") recording of `task` is cached."""
+    """Where the `kind` ("demo", "screen" or another, e.g. an exploration's) recording of `task` is cached."""
     app = str(task.params["app"])
     suffix = ".json" if kind == "demo" else f".{kind}.json"
     return (root or cache_root()) / fingerprint(app) / (task.id.replace("/", "__") + suffix)
@@ -101,43 +101,57 @@ def record(env: BrowserEnv, task: Task) -> tuple[bool, Turns]:
     return True, turns
 
 
+def load_body(path: Path) -> dict[str, Any] | None:
+    """A cache file's body (None when it is missing)."""
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
 def _load(path: Path) -> Turns | None:
-    if not path.is_file():
-        return None
-    data = json.loads(path.read_text())
-    return [(str(observation), str(action)) for observation, action in data["turns"]]
+    body = load_body(path)
+    return None if body is None else [(str(observation), str(action)) for observation, action in body["turns"]]
 
 
-def _store(path: Path, task: Task, success: bool, turns: Turns) -> None:
+def _store(path: Path, task: Task, body: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    body = {"task_id": task.id, "instruction": task.instruction, "success": success, "turns": turns}
+    body = {"task_id": task.id, "instruction": task.instruction, **body}
     partial.write_text(json.dumps(body, ensure_ascii=False))
     partial.replace(path)  # atomic: a reader sees the whole file or none
 
 
-def _first_screen(env: BrowserEnv, task: Task) -> tuple[bool, Turns]:
+Take = Callable[[BrowserEnv, Task], dict[str, Any]]
+"""What a recording does with one task in a fresh episode: the body of its cache file."""
+
+
+def _expert(env: BrowserEnv, task: Task) -> dict[str, Any]:
+    success, turns = record(env, task)
+    return {"success": success, "turns": turns}
+
+
+def _first_screen(env: BrowserEnv, task: Task) -> dict[str, Any]:
     """The task's first screen (compact), as a turn without an action."""
     observation, _ = env.reset(options={"task": task})
-    return True, [(compact(str(observation["text"])), "")]
+    return {"success": True, "turns": [(compact(str(observation["text"])), "")]}
 
 
-def _record_share(tasks: Sequence[Task], root: Path, kind: str, done: Callable[[], None]) -> None:
+TAKES: dict[str, Take] = {"demo": _expert, "screen": _first_screen}
+
+
+def _record_share(tasks: Sequence[Task], root: Path, kind: str, take: Take, done: Callable[[], None]) -> None:
     """One thread's share: its own Chromium, one environment, every task in turn."""
     host = thread_browser()
     env = BrowserEnv(browser=host)
-    take = record if kind == "demo" else _first_screen
     try:
         for task in tasks:
             for attempt in range(RECORD_ATTEMPTS):
                 try:
-                    success, turns = take(env, task)
+                    body = take(env, task)
                 except (RuntimeError, LookupError, PlaywrightError) as error:  # a browser failure, or a broken page
                     failure = f"{type(error).__name__}: {str(error)[:200]}"
                     if attempt + 1 == RECORD_ATTEMPTS:
                         warnings.warn(f"could not record {task.id}: {failure}", stacklevel=1)
                     continue
-                _store(cache_path(task, root, kind), task, success, turns)
+                _store(cache_path(task, root, kind), task, body)
                 break
             done()
     finally:
@@ -151,9 +165,11 @@ def ensure_recorded(
     root: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
     kind: str = "demo",
+    take: Take | None = None,
 ) -> int:
-    """Record (`kind` "demo": the expert's turns; "screen": the first screen) every task not in the cache yet,
-    on `workers` threads; returns how many were recorded. `progress(done, total)` follows each recording."""
+    """Record (`kind` "demo": the expert's turns; "screen": the first screen; another kind: what `take` returns)
+    every task not in the cache yet, on `workers` threads; returns how many were recorded. `progress(done, total)`
+    follows each recording."""
     root = root or cache_root()
     unique = {task.id: task for task in tasks}
     missing = [task for task in unique.values() if not cache_path(task, root, kind).is_file()]
@@ -168,8 +184,9 @@ def ensure_recorded(
                 progress(count[0], len(missing))
 
     shares = [missing[index :: max(workers, 1)] for index in range(max(workers, 1))]
+    take = take or TAKES[kind]
     with cf.ThreadPoolExecutor(max_workers=len(shares)) as pool:
-        for future in [pool.submit(_record_share, share, root, kind, done) for share in shares if share]:
+        for future in [pool.submit(_record_share, share, root, kind, take, done) for share in shares if share]:
             future.result()
     return len(missing)
 

@@ -9,14 +9,16 @@
 3. **SFT** on the four apps' demonstrations, then **GRPO** on the fifth app's tasks (`env.task_kwargs`) with the
    task checker as reward, through the RL core's rollout workers and engines over `CompactWebEnv`. After each
    GRPO update, SFT steps on hindsight demonstrations: the fifth app's goals the episodes achieved on the way,
-   whatever they were asked, replayed from a buffer (`hindsight.py`, `trainer.hindsight_demos`).
+   whatever they were asked, replayed from a buffer (`hindsight.py`, `trainer.hindsight_demos`) that
+   `web.explore_episodes` of random-click exploration of the fifth app's train tasks seed (`explore.py`).
 4. **Evaluation** (greedy, one episode per task) before and after GRPO on held-out tasks of the fifth app —
    parameter seeds never drawn in training — and, as their own row, on templates of the fifth app that are
    never trained on (`env.task_kwargs.exclude`).
 5. **Report**: `report.html` with the learning curve, the before/after table and example trajectories whose
    screens are replayed in the browser (`screens.py`).
 
-Claim: GRPO raises held-out success on the fifth app by at least `MIN_GAIN` (absolute) over the SFT model.
+Claim: GRPO raises held-out success on the fifth app by at least `MIN_GAIN` (absolute) over the SFT model. The
+"after" model is the whole RL stage's — GRPO with its hindsight replay; the exploration data is used only there.
 
 How it differs from SEAgent (`shared/papers/agent-papers.md` §1): SEAgent starts from UI-TARS-7B, learns each
 novel app from its own curriculum judged by a World State Model, and trains GRPO on judged good steps plus
@@ -39,6 +41,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from raygent.environments.web.registry import list_tasks, make_task
 from raygent.jobs.web_agent import screens
 from raygent.jobs.web_agent.demos import demonstrations, ensure_recorded, first_screens
+from raygent.jobs.web_agent.explore import explorations
 from raygent.jobs.web_agent.tasks import sft_pool, template_ids, web_tasks
 from raygent.platform.config import JobConfig
 from raygent.platform.rl.initial import agent_sections, initial_model
@@ -61,6 +64,11 @@ class WebSettings(Section):
     hindsight_per_template: int = Field(default=8, ge=0)
     """Candidate goals per GRPO template that each episode is checked against after every step (hindsight
     demonstrations, with `trainer.hindsight_demos`); 0 turns the check off."""
+    explore_episodes: int = Field(default=0, ge=0)
+    """Random-click exploration episodes on train tasks of the RL app whose reached goals seed the hindsight
+    buffer (`explore.py`); 0 turns exploration off."""
+    explore_steps: int = Field(default=6, ge=1)
+    """Clicks per exploration episode."""
     examples: int = Field(default=4, ge=0)
     """Example trajectories in the report (at least one failure when there is one)."""
     screenshot_size: tuple[int, int] = (480, 300)
@@ -123,8 +131,14 @@ class WebAgent:
             if never_trained and agent.web.heldout_template_tasks
             else []
         )
+        explored = self._explore(agent, grpo_templates, console) if agent.web.explore_episodes else []
         trainer = AgentTrainer(
-            agent, run_dir, model_path, console=console, extra_evals={UNSEEN: unseen} if unseen else None
+            agent,
+            run_dir,
+            model_path,
+            console=console,
+            extra_evals={UNSEEN: unseen} if unseen else None,
+            hindsight_seed=explored,
         )
         try:
             result = trainer.run(resume=resume)
@@ -160,6 +174,23 @@ class WebAgent:
             f"(gain {summary['gain']:+.3f}; claim {'holds' if summary['holds'] else 'does not hold'}){unseen_line}"
         )
         return summary
+
+    @staticmethod
+    def _explore(agent: WebAgentConfig, templates: list[str], console: Console) -> list[Any]:
+        """Exploration episodes of the RL app's train tasks (cached); their demonstrations (`explore.py`)."""
+        tasks = web_tasks("train", agent.trainer.seed + 104_729, agent.web.explore_episodes, **agent.env.task_kwargs)
+        with console.status("exploring the RL app"):
+            found = explorations(
+                tasks,
+                templates,
+                agent.web.hindsight_per_template,
+                agent.web.explore_steps,
+                agent.web.demo_workers,
+                agent.env.id,
+            )
+        goals = len({task.instruction for task, _ in found})
+        console.print(f"exploration: {len(tasks)} episodes reached {goals} distinct goals")
+        return found
 
     @staticmethod
     def _record(tasks: list[Any], workers: int, console: Console) -> None:

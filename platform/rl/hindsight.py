@@ -7,7 +7,7 @@ effective turns up to and including that step (a turn whose action did not parse
 changes nothing and is dropped) under the achieved goal's instruction. `HindsightBuffer` keeps the shortest
 demonstration of each instruction seen so far in the run (a replay buffer, saved with the trainer's checkpoints);
 with `trainer.hindsight_demos > 0` the trainer takes `trainer.hindsight_updates` SFT steps on a seeded choice of
-at most that many of them after each GRPO update, before the new weights are pushed.
+at most that many of them (stratified by task family) after each GRPO update, before the new weights are pushed.
 
 This is hindsight experience replay (Andrychowicz et al., 2017) as self-imitation of the relabeled successes,
 not as relabeled policy-gradient samples: the rollout's logprobs were computed under the original instruction,
@@ -58,6 +58,11 @@ def relabel(trajectories: Sequence[Trajectory]) -> list[Demonstration]:
     return buffer.demonstrations()
 
 
+def family(task: Task) -> str:
+    """A task's family: its id up to the last "/" (the suite's ids are `app/template/seed...`)."""
+    return task.id.rsplit("/", 1)[0]
+
+
 class HindsightBuffer:
     """The shortest demonstration of each relabeled instruction seen so far."""
 
@@ -81,11 +86,20 @@ class HindsightBuffer:
         return [self._shortest[instruction] for instruction in sorted(self._shortest)]
 
     def sample(self, limit: int, seed: int) -> list[Demonstration]:
-        """At most `limit` of them, a seeded choice."""
-        everything = self.demonstrations()
-        if len(everything) <= limit:
-            return everything
-        return random.Random(seed).sample(everything, limit)
+        """At most `limit` of them, a seeded choice stratified by task family (`family`): families take turns,
+        so one family with many instructions (a track title per instruction) does not crowd out the rest."""
+        rng = random.Random(seed)
+        families: dict[str, list[Demonstration]] = {}
+        for demonstration in self.demonstrations():
+            families.setdefault(family(demonstration[0]), []).append(demonstration)
+        queues = [rng.sample(members, len(members)) for _, members in sorted(families.items())]
+        rng.shuffle(queues)
+        chosen: list[Demonstration] = []
+        while len(chosen) < limit and any(queues):
+            for queue in queues:
+                if queue and len(chosen) < limit:
+                    chosen.append(queue.pop())
+        return chosen
 
     def state(self) -> list[dict[str, Any]]:
         """JSON-serializable contents (for the trainer's checkpoint)."""

@@ -65,7 +65,8 @@ class _Batch:
 class AgentTrainer:
     """Owns the actors of one run. `config` carries the `AgentRunConfig` sections; `model_path` is the initial
     policy checkpoint. `extra_evals` are named task sets evaluated with the held-out tasks each time (e.g.
-    templates never trained on) and recorded as `eval_key(name)`, apart from `eval/success`."""
+    templates never trained on) and recorded as `eval_key(name)`, apart from `eval/success`. `hindsight_seed`
+    demonstrations start the hindsight buffer (`platform.rl.hindsight`)."""
 
     def __init__(
         self,
@@ -74,6 +75,7 @@ class AgentTrainer:
         model_path: str,
         console: Console | None = None,
         extra_evals: Mapping[str, Sequence[Task]] | None = None,
+        hindsight_seed: Sequence[hindsight.Demonstration] = (),
     ):
         self.config = config
         self.run_dir = run_dir
@@ -83,6 +85,7 @@ class AgentTrainer:
         self.version = 0
         self.worker_restarts = 0
         self.hindsight = hindsight.HindsightBuffer()
+        self.hindsight.add(hindsight_seed)  # e.g. a recipe's exploration (a resumed run reads its checkpoint's)
         self.last_eval: list[Trajectory] = []
         self.last_extra_evals: dict[str, list[Trajectory]] = {}
         self.extra_evals = {name: list(tasks) for name, tasks in (extra_evals or {}).items()}

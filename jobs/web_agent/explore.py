@@ -1,0 +1,93 @@
+"""Self-exploration of the RL app: a random clicker whose reached goals become demonstrations.
+
+SEAgent learns a novel app from its own exploration: a curriculum proposes tasks from what the agent was seen
+to do and a World State Model judges what it achieved. Here the explorer is a random clicker over the elements of the
+screen the policy would see (`observation.compact`; no model) that prefers what the last click brought up
+(`NOVELTY`: a menu's items after its button, a dialog's fields), and the judge is the app's own
+checkers through `HindsightGoals`: every candidate goal an exploration episode reaches (and its own task, if
+it is reached) becomes a demonstration — the episode's clicks so far that the app took, on their screens. The
+recipe seeds the trainer's hindsight buffer with them, so the RL stage's hindsight SFT steps
+(`trainer.hindsight_demos`) replay them beside the goals GRPO's own episodes reach.
+
+Exploration episodes run on train-seed tasks of the RL app (never the held-out ones), are seeded by their task
+id, and are cached like the experts' demonstrations (`demos.ensure_recorded`) under a key of their settings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from raygent.environments.web.env import BrowserEnv
+from raygent.environments.web.observe import parse
+from raygent.jobs.web_agent.demos import Turns, cache_path, ensure_recorded, load_body
+from raygent.jobs.web_agent.hindsight import HindsightGoals
+from raygent.jobs.web_agent.observation import compact
+from raygent.platform.contracts import Task
+
+EXPLORE_VERSION = "2"
+"""Part of the cache key: bump it when `explore` changes what it keeps."""
+NOVELTY = 0.75
+"""Chance that a click goes to an element the previous screen did not have (when there is one)."""
+
+
+def explore(env: BrowserEnv, task: Task, goals: HindsightGoals, steps: int) -> list[tuple[str, str, Turns]]:
+    """One exploration episode of `task`: `(task id, instruction, turns)` for every goal it reached."""
+    rng = random.Random(task.id)
+    observation, _ = env.reset(options={"task": task})
+    assert env.task is not None
+    goals.reset(env.task, env.read_state())
+    turns: Turns = []
+    reached: list[tuple[str, str, Turns]] = []
+    seen: set[tuple[str, str]] = set()
+    for _ in range(steps):
+        text = compact(str(observation["text"]))
+        elements = [element for element in parse(text) if element.id is not None]
+        if not elements:
+            break
+        new = [element for element in elements if (element.role, element.name) not in seen]
+        seen = {(element.role, element.name) for element in elements}
+        pool = new if new and rng.random() < NOVELTY else elements
+        action = f"click({rng.choice(pool).id})"
+        observation, _, terminated, truncated, info = env.step(action)
+        if info.get("infra_failure"):
+            raise RuntimeError(str(info.get("message")))  # the recording retries the episode
+        if not observation["last_action_error"]:
+            turns.append((text, action))
+        goals_now = goals.achieved(env.last_state)
+        if info.get("success"):
+            goals_now.append((task.id, task.instruction))
+        reached += [(task_id, goal, list(turns)) for task_id, goal in goals_now]
+        if terminated or truncated:
+            break
+    return reached
+
+
+def cache_kind(templates: Sequence[str], per_template: int, steps: int) -> str:
+    """The recording kind of explorations with these settings (`demos.cache_path`)."""
+    settings = json.dumps([EXPLORE_VERSION, sorted(templates), per_template, steps])
+    return "explore-" + hashlib.sha256(settings.encode()).hexdigest()[:12]
+
+
+def explorations(
+    tasks: Sequence[Task], templates: Sequence[str], per_template: int, steps: int, workers: int, env_id: str
+) -> list[tuple[Task, Turns]]:
+    """The demonstrations `explore` finds in one episode of each task (recorded first when missing)."""
+    kind = cache_kind(templates, per_template, steps)
+
+    def take(env: BrowserEnv, task: Task) -> dict[str, Any]:
+        return {"demos": explore(env, task, HindsightGoals(templates, per_template), steps)}
+
+    ensure_recorded(tasks, workers, kind=kind, take=take)
+    found: list[tuple[Task, Turns]] = []
+    for task in tasks:
+        body = load_body(cache_path(task, kind=kind)) or {"demos": []}
+        for task_id, instruction, turns in body["demos"]:
+            if not turns:
+                continue
+            relabeled = Task(id=str(task_id), env=env_id, instruction=str(instruction))
+            found.append((relabeled, [(str(text), str(action)) for text, action in turns]))
+    return found
