@@ -25,8 +25,9 @@ from playwright.sync_api import Error as PlaywrightError
 
 from raygent.environments.web.browser import BrowserHost, BrowserHung
 from raygent.environments.web.env import BrowserEnv
-from raygent.jobs.web_agent.hindsight import INFO_KEY, HindsightGoals, encode
+from raygent.jobs.web_agent.hindsight import HindsightGoals
 from raygent.jobs.web_agent.observation import compact
+from raygent.platform.rl.hindsight import INFO_KEY, encode
 
 ENV_ID = "raygent/web-agent-v0"
 

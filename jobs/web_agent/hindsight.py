@@ -6,8 +6,8 @@ group. But its exploring clicks do change the app: a menu item mutes the sound, 
 `HindsightGoals` knows a set of candidate tasks for the episode — for each hindsight template, a few
 train-seed parameter sets placed on the episode's own playlist (`library`) — and after every step reports the
 candidates whose checker now passes and did not pass on the episode's first state: goals achieved, not goals
-that were already true. `CompactWebEnv` puts them in `info["hindsight"]`; the trainer turns each into a
-demonstration of the episode's steps up to that point (`raygent.platform.rl.hindsight`).
+that were already true. `CompactWebEnv` puts them in `info["hindsight"]` (`platform.rl.hindsight.encode`); the
+trainer turns each into a demonstration of the episode's steps up to that point (`raygent.platform.rl.hindsight`).
 
 This is hindsight experience replay (Andrychowicz et al., 2017) with the app's own checkers as the goal test. SEAgent
 gets the same effect differently: its Curriculum Generator proposes new tasks from what the agent was seen to do,
@@ -17,15 +17,12 @@ Candidates are re-drawn per episode from its task id, so a run is reproducible.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Sequence
 from typing import Any
 
 from raygent.environments.web.registry import TaskInstance, make_task
 
-INFO_KEY = "hindsight"
-"""`info[INFO_KEY]`: a JSON list of `[task id, instruction]` achieved at this step."""
 TRAIN_SEEDS = 512
 """Candidate parameters come from train seeds (below `tasks.TRAIN_POOL`)."""
 
@@ -59,8 +56,10 @@ class HindsightGoals:
         """`(task id, instruction)` of every open candidate `state` satisfies; they are closed (reported once)."""
         if state is None:
             return []
-        done = [(c, p) for c, p in self._open if _achieved(c, p, state)]
-        self._open = [(c, p) for c, p in self._open if (c, p) not in done]
+        done, still_open = [], []
+        for candidate, params in self._open:
+            (done if _achieved(candidate, params, state) else still_open).append((candidate, params))
+        self._open = still_open
         seen: dict[str, tuple[str, str]] = {}
         for candidate, params in done:
             goal = candidate.task.goal(params)
@@ -71,7 +70,3 @@ class HindsightGoals:
 def _achieved(candidate: TaskInstance, params: dict[str, Any], state: dict[str, Any]) -> bool:
     reward, done, _ = candidate.task.validate(state, params)
     return bool(done) and float(reward) >= 1.0
-
-
-def encode(goals: list[tuple[str, str]]) -> str:
-    return json.dumps([list(goal) for goal in goals], ensure_ascii=False)

@@ -24,8 +24,14 @@ from typing import Any
 from raygent.platform.contracts import Task, Trajectory
 
 INFO_KEY = "hindsight"
+"""`info[INFO_KEY]`: `encode`d `[task id, instruction]` pairs first achieved at that step."""
 
 Demonstration = tuple[Task, list[tuple[str, str]]]
+
+
+def encode(achieved: Sequence[tuple[str, str]]) -> str:
+    """The `info[INFO_KEY]` value an environment reports for goals `(task id, instruction)` achieved at a step."""
+    return json.dumps([list(goal) for goal in achieved], ensure_ascii=False)
 
 
 def _effective(trajectory: Trajectory, index: int) -> bool:
