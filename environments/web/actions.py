@@ -193,8 +193,8 @@ class ActionExecutor:
         else:
             locator.focus(timeout=self._timeout)
             page.keyboard.type(text)
-        if enter:
-            page.keyboard.press("Enter")
+        if enter:  # the locator's press waits for a navigation it starts (a form submitted), the keyboard's does not
+            locator.press("Enter", timeout=self._timeout)
 
     def _select(self, page: Any, action: SelectAction) -> None:
         locator = self._element(page, action.element)
