@@ -47,6 +47,22 @@ def use_auth_token_if_available() -> None:
         os.environ["RAY_AUTH_MODE"] = "token"
 
 
+def _token_auth_for_new_cluster() -> None:
+    """Token authentication for a new embedded cluster, as Ray 2.60 defaults to, minus its warning.
+
+    Ray reads the mode into its cached config on import, so setting only the environment variable afterwards
+    leaves `ray.init` believing auth is off (it creates no `~/.ray/auth_token`) while the GCS it starts reads the
+    variable and exits for want of a token: on a machine without a token every embedded run failed. The config
+    is refreshed the way Ray's own `_enable_token_auth` does.
+    """
+    if "RAY_AUTH_MODE" in os.environ:
+        return
+    from ray._raylet import Config
+
+    os.environ["RAY_AUTH_MODE"] = "token"
+    Config.initialize("")
+
+
 def connect(address: str | None = None, num_cpus: int | None = None, verbose: bool = False) -> ClusterInfo:
     """Start or join Ray once per process; returns what was connected to."""
     import ray
@@ -57,7 +73,7 @@ def connect(address: str | None = None, num_cpus: int | None = None, verbose: bo
     if address:
         use_auth_token_if_available()
     else:
-        os.environ.setdefault("RAY_AUTH_MODE", "token")  # what Ray defaults to, minus its warning
+        _token_auth_for_new_cluster()
     if not ray.is_initialized():
         level = logging.INFO if verbose else logging.WARNING
         kwargs: dict = {

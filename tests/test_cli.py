@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -58,3 +61,14 @@ def test_tasks_lists_every_apps_templates_over_three_levels() -> None:
         assert len(mine) >= 15 and {row["difficulty"] for row in mine} == {1, 2, 3}
         assert all(row["example"] for row in mine)
     assert raygent("tasks", "no_such_app").returncode == 2
+
+
+def test_an_embedded_cluster_starts_on_a_machine_without_a_ray_token(tmp_path) -> None:
+    """Ray 2.60 clusters use token auth; on a fresh machine (no ~/.ray/auth_token) the embedded cluster makes one."""
+    script = "from raygent.platform.cluster import connect; print(connect(num_cpus=1).num_cpus)"
+    env = {**os.environ, "HOME": str(tmp_path)}
+    env.pop("RAY_AUTH_MODE", None)
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "1.0"
+    assert (tmp_path / ".ray" / "auth_token").is_file()
