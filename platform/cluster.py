@@ -57,7 +57,7 @@ def _token_auth_for_new_cluster() -> None:
     """
     if "RAY_AUTH_MODE" in os.environ:
         return
-    from ray._raylet import Config
+    from ray._raylet import Config  # type: ignore[attr-defined]  # a Cython class without stubs
 
     os.environ["RAY_AUTH_MODE"] = "token"
     Config.initialize("")
