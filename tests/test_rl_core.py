@@ -299,7 +299,7 @@ def _acted(
     )
 
 
-def test_hindsight_relabels_achieved_goals_into_their_shortest_effective_demonstrations() -> None:
+def test_hindsight_relabels_achieved_goals_into_their_effective_demonstrations() -> None:
     task = Task(id="own", env="e", instruction="Do the asked thing.")
     long_way = Trajectory(
         task=task,
@@ -322,13 +322,14 @@ def test_hindsight_relabels_achieved_goals_into_their_shortest_effective_demonst
     )
     lost = Trajectory(task=task, steps=[_acted("s0", "z", [["fast/1", "Faster."]])], group_id="g", infra_failure=True)
     relabeled = hindsight.relabel([long_way, short_way, lost])
-    # the episode's own goal and an infrastructure failure's steps are not relabeled; the shortest demo is kept
+    # the episode's own goal and an infrastructure failure's steps are not relabeled; the buffer picks among the rest
     assert [(t.instruction, turns) for t, turns in relabeled] == [
-        ("Loop.", [("s0", "x"), ("s1", "y")]),
-        ("Mute.", [("s0", "x")]),
+        ("Mute.", [("s0", "a"), ("s1", "b"), ("s2", "c")]),
         ("Next.", [("s0", "a"), ("s1", "b"), ("s2", "c"), ("s3", "d")]),
+        ("Mute.", [("s0", "x")]),
+        ("Loop.", [("s0", "x"), ("s1", "y")]),
     ]
-    assert relabeled[1][0].id == "mute/7" and relabeled[1][0].env == "e"
+    assert relabeled[2][0].id == "mute/7" and relabeled[2][0].env == "e"
     assert hindsight.relabel([Trajectory(task=task, steps=[_acted("s", "a")], group_id="g")]) == []
 
 
@@ -352,3 +353,18 @@ def test_hindsight_buffer_keeps_the_shortest_demo_per_goal_across_batches_and_ro
     for seed in range(5):
         three = buffer.sample(3, seed=seed)
         assert sorted(hindsight.family(task) for task, _ in three) == ["loop", "mute", "play"]
+
+
+def test_hindsight_buffer_keeps_several_distinct_shortest_demos_per_goal() -> None:
+    buffer = hindsight.HindsightBuffer(per_goal=2)
+    mute = Task(id="mute/1", env="e", instruction="Mute.")
+    three, one, two = [("a", "x"), ("b", "y"), ("c", "z")], [("p", "x")], [("q", "x"), ("r", "y")]
+    assert buffer.add([(mute, three), (mute, one), (mute, list(one))]) == 2  # the copy of `one` is not kept again
+    assert buffer.add([(mute, two)]) == 1  # shorter than `three`, which it replaces
+    assert buffer.add([(mute, three)]) == 0
+    assert [turns for _, turns in buffer.demonstrations()] == [one, two] and len(buffer) == 2
+    restored = hindsight.HindsightBuffer(per_goal=2)
+    restored.load_state(json.loads(json.dumps(buffer.state())))
+    assert restored.demonstrations() == buffer.demonstrations()
+    with pytest.raises(ValueError, match="per_goal"):
+        hindsight.HindsightBuffer(per_goal=0)

@@ -22,9 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from raygent.environments.web.registry import TaskInstance, make_task
-
-TRAIN_SEEDS = 512
-"""Candidate parameters come from train seeds (below `tasks.TRAIN_POOL`)."""
+from raygent.jobs.web_agent.splits import TRAIN_POOL
 
 
 class HindsightGoals:
@@ -44,7 +42,7 @@ class HindsightGoals:
         if start is None:
             return
         for template in self.templates:
-            for seed in rng.sample(range(TRAIN_SEEDS), self.per_template):
+            for seed in rng.sample(range(TRAIN_POOL), self.per_template):
                 candidate = make_task(f"{template}/{seed}", ui_seed=episode.ui_seed)
                 params = {**candidate.params, "library": library} if library is not None else candidate.params
                 if candidate.template == episode.template and params == episode.params:

@@ -20,11 +20,8 @@ from functools import lru_cache
 
 from raygent.environments.web.registry import available_apps, list_tasks, make_task
 from raygent.jobs.web_agent.demos import demonstrations
+from raygent.jobs.web_agent.splits import HELDOUT_START, TRAIN_POOL
 from raygent.platform.contracts import Task
-
-TRAIN_POOL = 512
-"""Train seeds are below this; a held-out task's parameters differ from those of every one of them."""
-HELDOUT_START = 1_000_000
 
 
 def template_ids(

@@ -4,10 +4,12 @@ An environment that can tell which of its goals the current state satisfies repo
 `info["hindsight"]`: a JSON list of `[task id, instruction]` first achieved at that step (the web agent's
 `CompactWebEnv` does, from its app's task checkers). `relabel` turns each into a demonstration: the episode's
 effective turns up to and including that step (a turn whose action did not parse, or that the environment refused,
-changes nothing and is dropped) under the achieved goal's instruction. `HindsightBuffer` keeps the shortest
-demonstration of each instruction seen so far in the run (a replay buffer, saved with the trainer's checkpoints);
-with `trainer.hindsight_demos > 0` the trainer takes `trainer.hindsight_updates` SFT steps on a seeded choice of
-at most that many of them (stratified by task family) after each GRPO update, before the new weights are pushed.
+changes nothing and is dropped) under the achieved goal's instruction. `HindsightBuffer` keeps the
+`trainer.hindsight_per_goal` shortest distinct demonstrations of each instruction seen so far in the run (a replay
+buffer, saved with the trainer's checkpoints); with `trainer.hindsight_demos > 0` the trainer takes
+`trainer.hindsight_updates` SFT steps on a seeded choice of at most that many of them (stratified by task family)
+after each GRPO update, before the new weights are pushed, and `trainer.hindsight_warmup` such steps before the
+first GRPO step when the buffer starts seeded (a recipe's exploration).
 
 This is hindsight experience replay (Andrychowicz et al., 2017) as self-imitation of the relabeled successes,
 not as relabeled policy-gradient samples: the rollout's logprobs were computed under the original instruction,
@@ -43,8 +45,9 @@ def _effective(trajectory: Trajectory, index: int) -> bool:
 
 
 def relabel(trajectories: Sequence[Trajectory]) -> list[Demonstration]:
-    """(relabeled task, turns) for every goal the trajectories report achieved (see the module docstring)."""
-    buffer = HindsightBuffer()
+    """(relabeled task, turns) for every goal the trajectories report achieved, in trajectory order (see the
+    module docstring); the buffer decides which to keep."""
+    found: list[Demonstration] = []
     for trajectory in trajectories:
         if trajectory.infra_failure:
             continue
@@ -60,8 +63,8 @@ def relabel(trajectories: Sequence[Trajectory]) -> list[Demonstration]:
             for task_id, instruction in json.loads(str(raw)):
                 if instruction == trajectory.task.instruction:
                     continue  # its own goal: the task's reward already says so
-                buffer.add([(Task(id=str(task_id), env=trajectory.task.env, instruction=str(instruction)), turns)])
-    return buffer.demonstrations()
+                found.append((Task(id=str(task_id), env=trajectory.task.env, instruction=str(instruction)), turns))
+    return found
 
 
 def family(task: Task) -> str:
@@ -70,26 +73,41 @@ def family(task: Task) -> str:
 
 
 class HindsightBuffer:
-    """The shortest demonstration of each relabeled instruction seen so far."""
+    """The `per_goal` shortest distinct demonstrations of each relabeled instruction seen so far.
 
-    def __init__(self) -> None:
-        self._shortest: dict[str, Demonstration] = {}
+    More than one per goal (`trainer.hindsight_per_goal`) shows the same instruction on different screens (another
+    playlist, another starting state), so the policy can learn what the action depends on and what it does not;
+    with one, a tiny policy ties the action to incidental details of that one screen.
+    """
+
+    def __init__(self, per_goal: int = 1) -> None:
+        if per_goal < 1:
+            raise ValueError(f"per_goal must be >= 1, got {per_goal}")
+        self.per_goal = per_goal
+        self._kept: dict[str, list[Demonstration]] = {}
 
     def __len__(self) -> int:
-        return len(self._shortest)
+        return sum(len(kept) for kept in self._kept.values())
 
     def add(self, demonstrations: Sequence[Demonstration]) -> int:
-        """Keep each demonstration that is new or shorter than the one kept; returns how many were kept."""
-        kept = 0
+        """Keep each demonstration that is new and, once a goal has `per_goal`, shorter than its longest kept one
+        (which it replaces); returns how many were kept."""
+        added = 0
         for task, turns in demonstrations:
-            known = self._shortest.get(task.instruction)
-            if known is None or len(turns) < len(known[1]):
-                self._shortest[task.instruction] = (task, list(turns))
-                kept += 1
-        return kept
+            kept = self._kept.setdefault(task.instruction, [])
+            if any(turns == known for _, known in kept):
+                continue
+            if len(kept) == self.per_goal:
+                if len(turns) >= len(kept[-1][1]):
+                    continue
+                kept.pop()
+            kept.append((task, list(turns)))
+            kept.sort(key=lambda demonstration: len(demonstration[1]))  # stable: the earlier of equals first
+            added += 1
+        return added
 
     def demonstrations(self) -> list[Demonstration]:
-        return [self._shortest[instruction] for instruction in sorted(self._shortest)]
+        return [demonstration for instruction in sorted(self._kept) for demonstration in self._kept[instruction]]
 
     def sample(self, limit: int, seed: int) -> list[Demonstration]:
         """At most `limit` of them, a seeded choice stratified by task family (`family`): families take turns,
@@ -112,5 +130,5 @@ class HindsightBuffer:
         return [{"task": task.model_dump(), "turns": turns} for task, turns in self.demonstrations()]
 
     def load_state(self, state: Sequence[dict[str, Any]]) -> None:
-        self._shortest = {}
+        self._kept = {}
         self.add([(Task.model_validate(item["task"]), [tuple(turn) for turn in item["turns"]]) for item in state])

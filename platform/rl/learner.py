@@ -46,6 +46,8 @@ class Learner:
         if settings.loss.policy_loss != "grpo":
             raise ValueError("learner: policy_loss 'ppo' needs a value model; this learner trains GRPO")
         torch.manual_seed(seed)
+        if settings.threads:
+            torch.set_num_threads(settings.threads)
         self.settings = settings
         self.temperature = temperature
         self.model_path = model_path
@@ -188,9 +190,7 @@ class Learner:
     def _response_logits(self, model: torch.nn.Module, batch: MicroBatch) -> Tensor:
         """Logits scoring each response token: `[B, T, V]`."""
         device = self.settings.device
-        logits = model(
-            input_ids=batch.input_ids.to(device), attention_mask=batch.attention_mask.to(device)
-        ).logits
+        logits = model(input_ids=batch.input_ids.to(device), attention_mask=batch.attention_mask.to(device)).logits
         index = batch.positions.to(device).unsqueeze(-1).expand(-1, -1, logits.shape[-1])
         return logits.gather(1, index).cpu() if device != "cpu" else logits.gather(1, index)
 

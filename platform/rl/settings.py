@@ -84,6 +84,9 @@ class LearnerSettings(Section):
     """Optimizer steps per rollout batch (PPO epochs); > 1 makes the clipped ratio matter."""
     loss: LossConfig = LossConfig()
     num_cpus: float = Field(default=1.0, ge=0)
+    threads: int | None = Field(default=None, ge=1)
+    """Torch threads of the learner; None keeps Ray's (one per reserved CPU). In sync mode the learner and the
+    rollouts take turns, so a learner may use more threads than the CPUs it reserves."""
     device: str = "cpu"
 
 
@@ -118,6 +121,10 @@ class TrainerSettings(Section):
     from the environment), drawn from the run's replay buffer (`raygent.platform.rl.hindsight`); 0 turns it off."""
     hindsight_updates: int = Field(default=1, ge=1)
     """How many such SFT steps follow each GRPO update."""
+    hindsight_per_goal: int = Field(default=1, ge=1)
+    """Distinct demonstrations the buffer keeps per goal (the shortest ones)."""
+    hindsight_warmup: int = Field(default=0, ge=0)
+    """SFT steps on the seeded buffer (`AgentTrainer(hindsight_seed=...)`) before the first GRPO step."""
 
     @model_validator(mode="after")
     def _staleness(self) -> TrainerSettings:

@@ -84,7 +84,7 @@ class AgentTrainer:
         self.log = m.MetricsLog(run_dir, tensorboard=config.trainer.tensorboard)
         self.version = 0
         self.worker_restarts = 0
-        self.hindsight = hindsight.HindsightBuffer()
+        self.hindsight = hindsight.HindsightBuffer(config.trainer.hindsight_per_goal)
         self.hindsight.add(hindsight_seed)  # e.g. a recipe's exploration (a resumed run reads its checkpoint's)
         self.last_eval: list[Trajectory] = []
         self.last_extra_evals: dict[str, list[Trajectory]] = {}
@@ -234,6 +234,8 @@ class AgentTrainer:
         trainer = self.config.trainer
         if start >= trainer.steps:
             return
+        if start == 0 and trainer.hindsight_demos and trainer.hindsight_warmup and len(self.hindsight):
+            self._hindsight_warmup()
         ahead = trainer.max_staleness + 1 if trainer.mode == "async" else 1
         inflight: deque[_Batch] = deque()
         with self._progress("grpo", trainer.steps, start) as progress:
@@ -337,18 +339,37 @@ class AgentTrainer:
 
     def _hindsight(self, step: int, trajectories: Sequence[Trajectory]) -> dict[str, float]:
         """SFT steps on goals episodes achieved on the way, replayed from the run's buffer (`platform.rl.hindsight`)."""
-        trainer = self.config.trainer
         added = self.hindsight.add(hindsight.relabel(trajectories))
         stats: dict[str, float] = {m.HINDSIGHT_NEW: float(added), m.HINDSIGHT_BUFFER: float(len(self.hindsight))}
         if not len(self.hindsight):
             return stats
-        for update in range(trainer.hindsight_updates):
+        return stats | self._replay(step, self.config.trainer.hindsight_updates)
+
+    def _hindsight_warmup(self) -> None:
+        """`trainer.hindsight_warmup` replay steps on the seeded buffer before the first GRPO step (one record)."""
+        begin = time.perf_counter()
+        stats = self._replay(0, self.config.trainer.hindsight_warmup)
+        self.log.write(
+            {
+                m.STAGE: "hindsight",
+                m.STEP: 0,
+                m.TIMING_LEARN: time.perf_counter() - begin,
+                m.HINDSIGHT_BUFFER: float(len(self.hindsight)),
+                **stats,
+            }
+        )
+        self._push_weights()
+
+    def _replay(self, step: int, updates: int) -> dict[str, float]:
+        """`updates` SFT steps, each on a seeded draw from the buffer; the last step's stats as `hindsight/*`."""
+        trainer = self.config.trainer
+        for update in range(updates):
             seed = batch_seed(trainer.seed, step, f"hindsight/{update}")
             samples: list[Sample] = []
             for task, turns in self.hindsight.sample(trainer.hindsight_demos, seed):
                 samples += samples_from_demonstration(self.tokenizer, self.config.policy.prompt, task, turns)
             sft = ray.get(self.learner.sft.remote(samples))
-        return stats | {f"hindsight/{key.split('/')[-1]}": value for key, value in sft.items()}
+        return {f"hindsight/{key.split('/')[-1]}": value for key, value in sft.items()}
 
     # -- evaluation, weights, checkpoints ---------------------------------------------------------------------
 
