@@ -173,6 +173,30 @@ def test_exploration_finds_goals_whose_demonstrations_replay_to_them() -> None:
         env.close()
 
 
+def test_exploration_keeps_the_shortest_suffix_that_still_reaches_the_goal(monkeypatch: pytest.MonkeyPatch) -> None:
+    from raygent.environments.web.env import BrowserEnv
+    from raygent.jobs.web_agent import explore
+
+    templates = ["media_player/mute_audio", "media_player/set_volume", "media_player/toggle_shuffle"]
+    templates += ["media_player/set_repeat", "media_player/play_track"]
+    task = make_task("media_player/set_speed/3").to_platform()
+    env = BrowserEnv()
+    try:
+        [(_, goal, pruned)] = explore.explore(env, task, HindsightGoals(templates, 8), steps=10)
+        monkeypatch.setattr(explore, "PRUNE_SUFFIXES", 0)
+        [(_, raw_goal, raw)] = explore.explore(env, task, HindsightGoals(templates, 8), steps=10)
+        assert goal == raw_goal and goal.startswith("Play the track")
+        assert len(pruned) == 1 < len(raw) and pruned[0][1] == raw[-1][1]  # the detours before the last click go
+        observation, _ = env.reset(options={"task": task})
+        goals = HindsightGoals(templates, 8)
+        goals.reset(env.task, env.read_state())
+        assert compact(str(observation["text"])) == pruned[0][0]
+        env.step(pruned[0][1])
+        assert [achieved for _, achieved in goals.achieved(env.last_state)] == [goal]
+    finally:
+        env.close()
+
+
 def test_compact_env_passes_the_checker_and_acts_on_compact_ids() -> None:
     from gymnasium.utils.env_checker import check_env
 

@@ -28,10 +28,12 @@ from raygent.jobs.web_agent.hindsight import HindsightGoals
 from raygent.jobs.web_agent.observation import compact
 from raygent.platform.contracts import Task
 
-EXPLORE_VERSION = "2"
+EXPLORE_VERSION = "3"
 """Part of the cache key: bump it when `explore` changes what it keeps."""
 NOVELTY = 0.75
 """Chance that a click goes to an element the previous screen did not have (when there is one)."""
+PRUNE_SUFFIXES = 2
+"""Suffix lengths `_shortest_suffix` tries on a reached goal's clicks (one replayed episode each)."""
 
 
 def explore(env: BrowserEnv, task: Task, goals: HindsightGoals, steps: int) -> list[tuple[str, str, Turns]]:
@@ -63,7 +65,48 @@ def explore(env: BrowserEnv, task: Task, goals: HindsightGoals, steps: int) -> l
         reached += [(task_id, goal, list(turns)) for task_id, goal in goals_now]
         if terminated or truncated:
             break
-    return reached
+    return [
+        (task_id, goal, turns if task_id == task.id else _shortest_suffix(env, task, goals, (task_id, goal), turns))
+        for task_id, goal, turns in reached
+    ]
+
+
+def _shortest_suffix(env: BrowserEnv, task: Task, goals: HindsightGoals, goal: tuple[str, str], turns: Turns) -> Turns:
+    """The turns of the shortest of the last 1 … `PRUNE_SUFFIXES` clicks of `turns` that reach `goal` again when
+    replayed from the task's first screen (its own screens), else `turns`.
+
+    A random clicker's way to a goal is mostly detours (a menu opened and left, a track selected on the way);
+    imitating them teaches the detours. Replaying a suffix in a fresh episode of the same task checks that the
+    detours were not needed."""
+    for length in range(1, min(PRUNE_SUFFIXES, len(turns) - 1) + 1):
+        replayed = _replay(env, task, goals, goal, [action for _, action in turns[-length:]])
+        if replayed is not None:
+            return replayed
+    return turns
+
+
+def _replay(
+    env: BrowserEnv, task: Task, goals: HindsightGoals, goal: tuple[str, str], actions: list[str]
+) -> Turns | None:
+    """`actions` from the first screen of `task`; the turns up to the one that reaches `goal`, None if none does
+    (or one is refused)."""
+    observation, _ = env.reset(options={"task": task})
+    assert env.task is not None
+    goals.reset(env.task, env.read_state())
+    turns: Turns = []
+    for action in actions:
+        text = compact(str(observation["text"]))
+        observation, _, terminated, truncated, info = env.step(action)
+        if info.get("infra_failure"):
+            raise RuntimeError(str(info.get("message")))
+        if observation["last_action_error"]:
+            return None
+        turns.append((text, action))
+        if goal in goals.achieved(env.last_state):
+            return turns
+        if terminated or truncated:
+            return None
+    return None
 
 
 def cache_kind(templates: Sequence[str], per_template: int, steps: int) -> str:
