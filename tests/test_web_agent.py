@@ -112,6 +112,11 @@ def test_explorations_come_from_the_cache_as_relabeled_demonstrations(
     assert found[0][1] == [('[13] button "Mute"', "click(13)")]
 
 
+def test_an_unknown_recording_kind_without_a_take_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="'nope' needs a `take`"):
+        demos.ensure_recorded([], kind="nope")
+
+
 def test_hindsight_goals_report_what_the_state_newly_satisfies_once() -> None:
     goals = HindsightGoals(["media_player/mute_audio", "media_player/toggle_shuffle"], per_template=6)
     episode = make_task("media_player/set_speed/3")

@@ -170,6 +170,9 @@ def ensure_recorded(
     """Record (`kind` "demo": the expert's turns; "screen": the first screen; another kind: what `take` returns)
     every task not in the cache yet, on `workers` threads; returns how many were recorded. `progress(done, total)`
     follows each recording."""
+    if take is None and kind not in TAKES:
+        raise ValueError(f"recording kind {kind!r} needs a `take` (built-in kinds: {sorted(TAKES)})")
+    take = take or TAKES[kind]
     root = root or cache_root()
     unique = {task.id: task for task in tasks}
     missing = [task for task in unique.values() if not cache_path(task, root, kind).is_file()]
@@ -184,7 +187,6 @@ def ensure_recorded(
                 progress(count[0], len(missing))
 
     shares = [missing[index :: max(workers, 1)] for index in range(max(workers, 1))]
-    take = take or TAKES[kind]
     with cf.ThreadPoolExecutor(max_workers=len(shares)) as pool:
         for future in [pool.submit(_record_share, share, root, kind, take, done) for share in shares if share]:
             future.result()

@@ -5,7 +5,8 @@ to do and a World State Model judges what it achieved. Here the explorer is a ra
 screen the policy would see (`observation.compact`; no model) that prefers what the last click brought up
 (`NOVELTY`: a menu's items after its button, a dialog's fields), and the judge is the app's own
 checkers through `HindsightGoals`: every candidate goal an exploration episode reaches (and its own task, if
-it is reached) becomes a demonstration — the episode's clicks so far that the app took, on their screens. The
+it is reached) becomes a demonstration — the episode's clicks so far that the app took, on their screens, cut to
+the shortest suffix that still reaches the goal from the first screen (`_shortest_suffix`, checked by replay). The
 recipe seeds the trainer's hindsight buffer with them, so the RL stage's hindsight SFT steps
 (`trainer.hindsight_demos`) replay them beside the goals GRPO's own episodes reach.
 
