@@ -40,9 +40,7 @@ PRUNE_SUFFIXES = 2
 def explore(env: BrowserEnv, task: Task, goals: HindsightGoals, steps: int) -> list[tuple[str, str, Turns]]:
     """One exploration episode of `task`: `(task id, instruction, turns)` for every goal it reached."""
     rng = random.Random(task.id)
-    observation, _ = env.reset(options={"task": task})
-    assert env.task is not None
-    goals.reset(env.task, env.read_state())
+    observation = _start(env, task, goals)
     turns: Turns = []
     reached: list[tuple[str, str, Turns]] = []
     seen: set[tuple[str, str]] = set()
@@ -55,9 +53,7 @@ def explore(env: BrowserEnv, task: Task, goals: HindsightGoals, steps: int) -> l
         seen = {(element.role, element.name) for element in elements}
         pool = new if new and rng.random() < NOVELTY else elements
         action = f"click({rng.choice(pool).id})"
-        observation, _, terminated, truncated, info = env.step(action)
-        if info.get("infra_failure"):
-            raise RuntimeError(str(info.get("message")))  # the recording retries the episode
+        observation, terminated, truncated, info = _click(env, action)
         if not observation["last_action_error"]:
             turns.append((text, action))
         goals_now = goals.achieved(env.last_state)
@@ -91,15 +87,11 @@ def _replay(
 ) -> Turns | None:
     """`actions` from the first screen of `task`; the turns up to the one that reaches `goal`, None if none does
     (or one is refused)."""
-    observation, _ = env.reset(options={"task": task})
-    assert env.task is not None
-    goals.reset(env.task, env.read_state())
+    observation = _start(env, task, goals)
     turns: Turns = []
     for action in actions:
         text = compact(str(observation["text"]))
-        observation, _, terminated, truncated, info = env.step(action)
-        if info.get("infra_failure"):
-            raise RuntimeError(str(info.get("message")))
+        observation, terminated, truncated, _ = _click(env, action)
         if observation["last_action_error"]:
             return None
         turns.append((text, action))
@@ -108,6 +100,22 @@ def _replay(
         if terminated or truncated:
             return None
     return None
+
+
+def _start(env: BrowserEnv, task: Task, goals: HindsightGoals) -> dict[str, Any]:
+    """A fresh episode of `task` with `goals` drawn for it; its first observation."""
+    observation, _ = env.reset(options={"task": task})
+    assert env.task is not None
+    goals.reset(env.task, env.read_state())
+    return observation
+
+
+def _click(env: BrowserEnv, action: str) -> tuple[dict[str, Any], bool, bool, dict[str, Any]]:
+    """One step; a browser failure raises, so the recording retries the episode."""
+    observation, _, terminated, truncated, info = env.step(action)
+    if info.get("infra_failure"):
+        raise RuntimeError(str(info.get("message")))
+    return observation, terminated, truncated, info
 
 
 def cache_kind(templates: Sequence[str], per_template: int, steps: int) -> str:
