@@ -21,6 +21,7 @@ from raygent.environments.web.registry import make_task
 from raygent.jobs.web_agent import demos
 from raygent.jobs.web_agent.hindsight import HindsightGoals
 from raygent.jobs.web_agent.observation import compact
+from raygent.jobs.web_agent.recipe import template_rows
 from raygent.jobs.web_agent.tasks import HELDOUT_START, TRAIN_POOL, sft_pool, template_ids, web_tasks
 from raygent.policies.actions import InvalidAction
 from raygent.policies.web_actions import WEB_GRAMMAR
@@ -178,6 +179,26 @@ def test_exploration_finds_goals_whose_demonstrations_replay_to_them() -> None:
         env.close()
 
 
+def test_exploration_replays_short_demonstrations_on_other_playlists() -> None:
+    from raygent.environments.web.env import BrowserEnv
+    from raygent.jobs.web_agent.explore import explore
+
+    templates = ["media_player/mute_audio", "media_player/set_volume", "media_player/toggle_shuffle"]
+    task = make_task("media_player/set_speed/2").to_platform()
+    env = BrowserEnv()
+    try:
+        (found,) = explore(env, task, HindsightGoals(templates, 8), steps=10)
+        first, *moved = explore(env, task, HindsightGoals(templates, 8), steps=10, transfers=3)
+        assert first == found and 1 <= len(moved) <= 3
+        playlists = {task_id.split("#library=")[1] for task_id, _, _ in [first, *moved]}
+        assert len(playlists) == len(moved) + 1
+        for _, goal, turns in moved:  # the same goal and clicks, on another playlist's screens
+            assert goal == first[1] and [a for _, a in turns] == [a for _, a in first[2]]
+            assert turns[0][0] != first[2][0][0]
+    finally:
+        env.close()
+
+
 def test_exploration_keeps_the_shortest_suffix_that_still_reaches_the_goal(monkeypatch: pytest.MonkeyPatch) -> None:
     from raygent.environments.web.env import BrowserEnv
     from raygent.jobs.web_agent import explore
@@ -234,6 +255,20 @@ def test_recorded_demonstration_replays_to_success(tmp_path: Path) -> None:
         assert terminated and info["success"]
     finally:
         env.close()
+
+
+def test_template_rows_split_held_out_success_by_template() -> None:
+    def evaluation(step: int, outcomes: dict[str, bool]) -> dict[str, object]:
+        return {"stage": "eval", "step": step, "eval/outcomes": outcomes}
+
+    before = {"media_player/mute_audio/1000001": False, "media_player/mute_audio/1000007": True}
+    after = {**before, "media_player/mute_audio/1000001": True, "media_player/set_speed/1000002": False}
+    records = [evaluation(0, before), {"stage": "grpo", "step": 1}, evaluation(3, after)]
+    assert template_rows(records, 3) == [
+        ("held-out media_player/mute_audio", 0.5, 1.0),
+        ("held-out media_player/set_speed", pytest.approx(float("nan"), nan_ok=True), 0.0),
+    ]
+    assert template_rows(records, 4) == [] and template_rows(records[1:], 3) == []
 
 
 # -- end to end on the embedded cluster -----------------------------------------------------------------------
@@ -301,7 +336,9 @@ def test_run_trains_resumes_and_reports_with_screenshots(run_dir: Path) -> None:
     assert evals and all("eval/success" in r and "eval/unseen_templates/success" in r for r in evals)
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["job"] == "web_agent" and summary["steps"] == STEPS
-    assert [row["name"] for row in summary["rows"]] == ["templates never trained on"]
+    names = [row["name"] for row in summary["rows"]]
+    assert names[0] == "templates never trained on"
+    assert names[1:] == sorted(f"held-out {tid.rsplit('/', 1)[0]}" for tid in evals[-1]["eval/outcomes"])
     assert set(summary["never_trained_templates"]).isdisjoint(summary["grpo_templates"])
     report = (run_dir / "report.html").read_text()
     assert "templates never trained on" in report and "curve.png" in report

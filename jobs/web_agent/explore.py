@@ -25,11 +25,12 @@ from typing import Any
 from raygent.environments.web.env import BrowserEnv
 from raygent.environments.web.observe import parse
 from raygent.jobs.web_agent.demos import Turns, cache_path, ensure_recorded, load_body
-from raygent.jobs.web_agent.hindsight import HindsightGoals
+from raygent.jobs.web_agent.hindsight import HindsightGoals, candidate_of, goal_id, satisfied
 from raygent.jobs.web_agent.observation import compact
+from raygent.jobs.web_agent.splits import TRAIN_POOL
 from raygent.platform.contracts import Task
 
-EXPLORE_VERSION = "3"
+EXPLORE_VERSION = "4"
 """Part of the cache key: bump it when `explore` changes what it keeps."""
 NOVELTY = 0.75
 """Chance that a click goes to an element the previous screen did not have (when there is one)."""
@@ -37,8 +38,11 @@ PRUNE_SUFFIXES = 2
 """Suffix lengths `_shortest_suffix` tries on a reached goal's clicks (one replayed episode each)."""
 
 
-def explore(env: BrowserEnv, task: Task, goals: HindsightGoals, steps: int) -> list[tuple[str, str, Turns]]:
-    """One exploration episode of `task`: `(task id, instruction, turns)` for every goal it reached."""
+def explore(
+    env: BrowserEnv, task: Task, goals: HindsightGoals, steps: int, transfers: int = 0
+) -> list[tuple[str, str, Turns]]:
+    """One exploration episode of `task`: `(task id, instruction, turns)` for every goal it reached, and for each
+    goal reached from the first screen up to `transfers` more on other playlists (`_transfer`)."""
     rng = random.Random(task.id)
     observation = _start(env, task, goals)
     turns: Turns = []
@@ -62,10 +66,17 @@ def explore(env: BrowserEnv, task: Task, goals: HindsightGoals, steps: int) -> l
         reached += [(task_id, goal, list(turns)) for task_id, goal in goals_now]
         if terminated or truncated:
             break
-    return [
-        (task_id, goal, turns if task_id == task.id else _shortest_suffix(env, task, goals, (task_id, goal), turns))
-        for task_id, goal, turns in reached
-    ]
+    found = []
+    for task_id, goal, turns in reached:
+        if task_id == task.id:
+            found.append((task_id, goal, turns))
+            continue
+        pruned = _shortest_suffix(env, task, goals, (task_id, goal), turns)
+        found.append((task_id, goal, pruned))
+        if len(pruned) <= PRUNE_SUFFIXES:  # short clicks from the first screen: worth trying on other playlists
+            targets = [f"{rng.choice(goals.templates)}/{rng.randrange(TRAIN_POOL)}" for _ in range(transfers)]
+            found += filter(None, (_transfer(env, task_id, [a for _, a in pruned], t) for t in targets))
+    return found
 
 
 def _shortest_suffix(env: BrowserEnv, task: Task, goals: HindsightGoals, goal: tuple[str, str], turns: Turns) -> Turns:
@@ -102,6 +113,34 @@ def _replay(
     return None
 
 
+def _transfer(env: BrowserEnv, goal: str, actions: list[str], target: str) -> tuple[str, str, Turns] | None:
+    """`actions` replayed from the first screen of train task `target`, checked against the candidate of `goal`
+    placed on `target`'s playlist: its relabeled `(task id, instruction, turns)` when they reach it (and it was
+    not already reached at the start), else None.
+
+    Exploration finds a goal on one playlist; the held-out tasks show others. The same clicks on other
+    playlists' screens show the policy which part of the screen its action does not depend on."""
+    observation, _ = env.reset(options={"task": target})
+    assert env.task is not None
+    candidate = candidate_of(goal, env.task.ui_seed)
+    library = env.task.params.get("library")
+    params = {**candidate.params, "library": library} if library is not None else candidate.params
+    if satisfied(candidate, params, env.read_state()):
+        return None
+    turns: Turns = []
+    for action in actions:
+        text = compact(str(observation["text"]))
+        observation, terminated, truncated, _ = _click(env, action)
+        if observation["last_action_error"] or env.last_state is None:
+            return None
+        turns.append((text, action))
+        if satisfied(candidate, params, env.last_state):
+            return goal_id(candidate, params), candidate.task.goal(params), turns
+        if terminated or truncated:
+            return None
+    return None
+
+
 def _start(env: BrowserEnv, task: Task, goals: HindsightGoals) -> dict[str, Any]:
     """A fresh episode of `task` with `goals` drawn for it; its first observation."""
     observation, _ = env.reset(options={"task": task})
@@ -118,20 +157,26 @@ def _click(env: BrowserEnv, action: str) -> tuple[dict[str, Any], bool, bool, di
     return observation, terminated, truncated, info
 
 
-def cache_kind(templates: Sequence[str], per_template: int, steps: int) -> str:
+def cache_kind(templates: Sequence[str], per_template: int, steps: int, transfers: int = 0) -> str:
     """The recording kind of explorations with these settings (`demos.cache_path`)."""
-    settings = json.dumps([EXPLORE_VERSION, sorted(templates), per_template, steps])
+    settings = json.dumps([EXPLORE_VERSION, sorted(templates), per_template, steps, transfers])
     return "explore-" + hashlib.sha256(settings.encode()).hexdigest()[:12]
 
 
 def explorations(
-    tasks: Sequence[Task], templates: Sequence[str], per_template: int, steps: int, workers: int, env_id: str
+    tasks: Sequence[Task],
+    templates: Sequence[str],
+    per_template: int,
+    steps: int,
+    workers: int,
+    env_id: str,
+    transfers: int = 0,
 ) -> list[tuple[Task, Turns]]:
     """The demonstrations `explore` finds in one episode of each task (recorded first when missing)."""
-    kind = cache_kind(templates, per_template, steps)
+    kind = cache_kind(templates, per_template, steps, transfers)
 
     def take(env: BrowserEnv, task: Task) -> dict[str, Any]:
-        return {"demos": explore(env, task, HindsightGoals(templates, per_template), steps)}
+        return {"demos": explore(env, task, HindsightGoals(templates, per_template), steps, transfers)}
 
     ensure_recorded(tasks, workers, kind=kind, take=take)
     found: list[tuple[Task, Turns]] = []

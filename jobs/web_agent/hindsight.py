@@ -47,7 +47,7 @@ class HindsightGoals:
                 params = {**candidate.params, "library": library} if library is not None else candidate.params
                 if candidate.template == episode.template and params == episode.params:
                     continue
-                if not _achieved(candidate, params, start):
+                if not satisfied(candidate, params, start):
                     self._open.append((candidate, params))
 
     def achieved(self, state: dict[str, Any] | None) -> list[tuple[str, str]]:
@@ -56,15 +56,26 @@ class HindsightGoals:
             return []
         done, still_open = [], []
         for candidate, params in self._open:
-            (done if _achieved(candidate, params, state) else still_open).append((candidate, params))
+            (done if satisfied(candidate, params, state) else still_open).append((candidate, params))
         self._open = still_open
         seen: dict[str, tuple[str, str]] = {}
         for candidate, params in done:
             goal = candidate.task.goal(params)
-            seen.setdefault(goal, (f"{candidate.full_id}#library={params.get('library')}", goal))
+            seen.setdefault(goal, (goal_id(candidate, params), goal))
         return list(seen.values())
 
 
-def _achieved(candidate: TaskInstance, params: dict[str, Any], state: dict[str, Any]) -> bool:
+def goal_id(candidate: TaskInstance, params: dict[str, Any]) -> str:
+    """The task id a goal's demonstration is relabeled with: the candidate's id and the playlist it was placed on."""
+    return f"{candidate.full_id}#library={params.get('library')}"
+
+
+def candidate_of(task_id: str, ui_seed: int = 0) -> TaskInstance:
+    """The candidate task of a `goal_id`."""
+    return make_task(task_id.split("#", 1)[0], ui_seed=ui_seed)
+
+
+def satisfied(candidate: TaskInstance, params: dict[str, Any], state: dict[str, Any]) -> bool:
+    """Whether app `state` passes `candidate`'s checker with `params` (its own, or placed on another playlist)."""
     reward, done, _ = candidate.task.validate(state, params)
     return bool(done) and float(reward) >= 1.0

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from statistics import mean
 from typing import Any
 
 from pydantic import Field
@@ -44,6 +45,7 @@ from raygent.jobs.web_agent.demos import demonstrations, ensure_recorded, first_
 from raygent.jobs.web_agent.explore import explorations
 from raygent.jobs.web_agent.tasks import sft_pool, template_ids, web_tasks
 from raygent.platform.config import JobConfig
+from raygent.platform.rl import metrics as m
 from raygent.platform.rl.initial import agent_sections, initial_model
 from raygent.platform.rl.report import write_report
 from raygent.platform.rl.settings import AgentRunConfig, Section
@@ -69,6 +71,9 @@ class WebSettings(Section):
     buffer (`explore.py`); 0 turns exploration off."""
     explore_steps: int = Field(default=6, ge=1)
     """Clicks per exploration episode."""
+    explore_transfers: int = Field(default=0, ge=0)
+    """Other train tasks (other playlists) each short exploration demonstration is replayed on; those that reach
+    the same goal there join the buffer too (`explore._transfer`)."""
     examples: int = Field(default=4, ge=0)
     """Example trajectories in the report (at least one failure when there is one)."""
     screenshot_size: tuple[int, int] = (480, 300)
@@ -89,6 +94,26 @@ def tokenizer_corpus(
     for tid in list_tasks():
         text += [make_task(f"{tid}/{seed}").goal for seed in range(instruction_seeds)]
     return text + list(screen_texts) * repeats
+
+
+def template_rows(records: list[dict[str, Any]], last_step: int) -> list[tuple[str, float, float]]:
+    """`(held-out <template>, before, after)`: held-out success per template in the evaluations at step 0 and
+    `last_step` (their `eval/outcomes`); none when either is missing."""
+    outcomes = {r[m.STEP]: r[m.EVAL_OUTCOMES] for r in records if r.get(m.STAGE) == "eval" and m.EVAL_OUTCOMES in r}
+    if 0 not in outcomes or last_step not in outcomes:
+        return []
+
+    def by_template(step: int) -> dict[str, list[bool]]:
+        grouped: dict[str, list[bool]] = {}
+        for task_id, success in outcomes[step].items():
+            grouped.setdefault(task_id.rsplit("/", 1)[0], []).append(bool(success))
+        return grouped
+
+    before, after = by_template(0), by_template(last_step)
+    return [
+        (f"held-out {template}", mean(before.get(template, [float("nan")])), mean(results))
+        for template, results in sorted(after.items())
+    ]
 
 
 class WebAgent:
@@ -151,6 +176,7 @@ class WebAgent:
             if unseen
             else []
         )
+        rows += template_rows(m.MetricsLog(run_dir, tensorboard=False).read(), agent.trainer.steps)
         summary = write_report(
             run_dir,
             config.job,
@@ -187,9 +213,10 @@ class WebAgent:
                 agent.web.explore_steps,
                 agent.web.demo_workers,
                 agent.env.id,
+                agent.web.explore_transfers,
             )
         goals = len({task.instruction for task, _ in found})
-        console.print(f"exploration: {len(tasks)} episodes reached {goals} distinct goals")
+        console.print(f"exploration: {len(tasks)} episodes reached {goals} distinct goals ({len(found)} demonstrations)")
         return found
 
     @staticmethod

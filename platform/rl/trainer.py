@@ -402,6 +402,7 @@ class AgentTrainer:
             record[reward_key] = sum(t.total_reward for t in done) / max(len(done), 1)
             lines.append(f"{rates[key]:.3f} on {len(done)} {name or 'held-out'} tasks")
         record.update(rates)
+        record[m.EVAL_OUTCOMES] = {t.task.id: bool(t.success) for t in self.last_eval}
         self.log.write({**record, m.VERSION: self.version, "timing/eval": time.perf_counter() - begin})
         self.console.print(f"eval at step {step}: success " + ", ".join(lines))
         return rates
