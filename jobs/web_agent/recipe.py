@@ -111,7 +111,7 @@ def template_rows(records: list[dict[str, Any]], last_step: int) -> list[tuple[s
 
     before, after = by_template(0), by_template(last_step)
     return [
-        (f"held-out {template}", mean(before.get(template, [float("nan")])), mean(results))
+        (f"held-out {template}", float(mean(before.get(template, [float("nan")]))), float(mean(results)))
         for template, results in sorted(after.items())
     ]
 
@@ -216,7 +216,7 @@ class WebAgent:
                 agent.web.explore_transfers,
             )
         goals = len({task.instruction for task, _ in found})
-        console.print(f"exploration: {len(tasks)} episodes reached {goals} distinct goals ({len(found)} demonstrations)")
+        console.print(f"exploration: {len(tasks)} episodes, {len(found)} demonstrations of {goals} distinct goals")
         return found
 
     @staticmethod
