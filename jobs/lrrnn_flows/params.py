@@ -1,7 +1,7 @@
 """Every knob of the lrRNN-flows study, with laptop-scale defaults.
 
 Cluster scale (``scale: paper``) is the same code with the sizes of the method notes set in config:
-n_neurons 512-2048, n_trials 50+, fit_iters ~2000, flow_iters ~3000, n_sample_neurons 1000+, and for real
+n_neurons 512-2048, n_trials 120+, fit_iters ~2000, flow_iters ~3000, n_sample_neurons 1000+, and for real
 data ``case: recorded`` with ``data_path`` (an .npz of trials x neurons x time) and an explicit ``rank``.
 """
 
@@ -33,7 +33,9 @@ class LrrnnFlowsParams(StudyParams):
     zscore_recording: bool = True
 
     n_neurons: int = Field(384, ge=32)
-    n_trials: int = Field(30, ge=2)
+    n_trials: int = Field(
+        120, ge=2, description="trials per case; with 30 the ring's fitted drift (~4 degrees) is data-limited"
+    )
     n_steps: int = Field(120, ge=20)
     dt: float = Field(0.1, gt=0.0)
     sigma_latent: float = Field(0.1, ge=0.0)
@@ -49,7 +51,10 @@ class LrrnnFlowsParams(StudyParams):
     fidelity_steps: int = Field(60, ge=1)
 
     n_features: int = Field(32, ge=1)
-    resample_copies: int = Field(4, ge=1)
+    resample_copies: int = Field(
+        32, ge=1, description="max-ent redraws per neuron the flow trains on; with few, the redraws' sample "
+        "correlation with m (~1/sqrt(copies N)) is learned as structure and makes sampled rings drift"
+    )
     flow_iters: int = Field(2000, ge=1)
     flow_batch: int = Field(256, ge=1)
     flow_lr: float = Field(3e-3, gt=0.0)

@@ -12,7 +12,10 @@ The flow is trained in residual coordinates (m, n - g(m)) by default, a unit-Jac
 (m, n) (`flow_coordinates: loadings`): at laptop budgets a flow over (m, n) blurs the planted bimodality even
 at lambda = 0, which would make the Gaussianity check vacuous. The rank elbow is judged on held-out
 prediction error (see ELBOW_*). The ring check has no hand-picked drift limit: sampled networks must drift no
-more than networks of the same N' resampled from the ground truth's own neurons (see RING_NULL_Z).
+more than networks of the same N' resampled from the ground truth's own neurons (see RING_NULL_Z). Two laptop
+settings exist for the ring: 120 trials (with 30, the fitted ring's own drift, ~4 degrees, is data-limited) and 32
+max-ent redraws per neuron for the flow's training set (with 4, the redraws' chance correlation with m is learned
+as structure and roughly doubles the sampled networks' drift at infinite N').
 """
 
 from __future__ import annotations
