@@ -9,8 +9,8 @@ it is reached) becomes a demonstration — the episode's clicks so far that the 
 the shortest suffix that still reaches the goal from the first screen (`_shortest_suffix`, checked by replay).
 A goal reached in at most `PRUNE_SUFFIXES` clicks is then replayed on `transfers` other train tasks (other
 playlists and starting states, `_transfer`); where the same clicks reach the same goal there, that is one more
-demonstration of it on another screen. The recipe seeds the trainer's hindsight buffer with them, so the RL stage's hindsight SFT steps
-(`trainer.hindsight_demos`) replay them beside the goals GRPO's own episodes reach.
+demonstration of it on another screen. The recipe seeds the trainer's hindsight buffer with them, so the RL
+stage's hindsight SFT steps (`trainer.hindsight_demos`) replay them beside the goals GRPO's own episodes reach.
 
 Exploration episodes run on train-seed tasks of the RL app (never the held-out ones), are seeded by their task
 id, and are cached like the experts' demonstrations (`demos.ensure_recorded`) under a key of their settings.
