@@ -18,6 +18,13 @@ Paper scale is the same code with `scale: paper`, `dataset: npz`, `data_path: <C
 when one is visible). The paper trains with σ = 0.5 whatever the smoothing σ and compares with published defences;
 we train both models at the trial's σ, the fair smoothing comparison. The paper's certified radius also takes a max
 with a Lipschitz-margin radius; we omit that (see `certify.py`).
+
+Audit of the comparison against the notes (§12): the baseline of both checks is the notes' noise-trained plain CNN
+at the trial's σ with the hybrid's training budget, attacked by the same EOT-PGD; the hybrid has the notes'
+spectrally normalised convs, frozen RP branches with a per-sample random power-iteration scale, and Gaussian
+attention-map noise left on at inference. The verdict is judged at the default σ = 0.25; `evidence["at_paper_sigma"]`
+repeats the comparison at the paper's training σ = 0.5 (`PAPER_SIGMA`). Neither holds at laptop scale (see
+docs/architecture.md for the numbers, also with 5 RP power iterations and with the learnable branch only).
 """
 
 from __future__ import annotations
@@ -49,6 +56,8 @@ CERT_TOLERANCE = 0.01
 EOT_GAIN = 0.02
 CLEAN_DROP = 0.03
 NORM_TOLERANCE = 1e-3
+# The paper trains HyCAS with Gaussian augmentation σ = 0.5 whatever the smoothing σ; reported as evidence.
+PAPER_SIGMA = 0.5
 
 
 def cert_key(model: str, radius: float) -> str:
@@ -277,6 +286,16 @@ class HyscanStudy:
                 "trials": len(done),
             }
         )
+        paper = done[
+            np.isclose(done["smoothing_sigma"], PAPER_SIGMA)
+            & np.isclose(done["attention_noise"], defaults.attention_noise)
+        ]
+        if not paper.empty:
+            at_paper = paper.mean(numeric_only=True)
+            evidence["at_paper_sigma"] = {
+                metric: {model: float(at_paper[f"{model}/{metric}"]) for model in MODELS}
+                for metric in ("cert_acc_r025", "eot_pgd_acc", "clean_acc")
+            }
         for kind in ("ce", "margin"):
             if f"hybrid/eot_pgd_acc_{kind}" in mean:
                 evidence[f"eot_pgd_acc_{kind}_only"] = pair(f"eot_pgd_acc_{kind}")
