@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from raygent.environments.web.env import BrowserEnv
@@ -101,18 +101,7 @@ def _replay(
     """`actions` from the first screen of `task`; the turns up to the one that reaches `goal`, None if none does
     (or one is refused)."""
     observation = _start(env, task, goals)
-    turns: Turns = []
-    for action in actions:
-        text = compact(str(observation["text"]))
-        observation, terminated, truncated, _ = _click(env, action)
-        if observation["last_action_error"]:
-            return None
-        turns.append((text, action))
-        if goal in goals.achieved(env.last_state):
-            return turns
-        if terminated or truncated:
-            return None
-    return None
+    return _clicks_until(env, observation, actions, lambda state: goal in goals.achieved(state))
 
 
 def _transfer(env: BrowserEnv, goal: str, actions: list[str], target: str) -> tuple[str, str, Turns] | None:
@@ -129,6 +118,15 @@ def _transfer(env: BrowserEnv, goal: str, actions: list[str], target: str) -> tu
     params = {**candidate.params, "library": library} if library is not None else candidate.params
     if satisfied(candidate, params, env.read_state()):
         return None
+    turns = _clicks_until(env, observation, actions, lambda state: satisfied(candidate, params, state))
+    return (goal_id(candidate, params), candidate.task.goal(params), turns) if turns else None
+
+
+def _clicks_until(
+    env: BrowserEnv, observation: dict[str, Any], actions: list[str], reached: Callable[[dict[str, Any]], bool]
+) -> Turns | None:
+    """`actions` from `observation` until the app's state is `reached`: the turns so far, None if it never is (or
+    an action is refused, or the episode ends first)."""
     turns: Turns = []
     for action in actions:
         text = compact(str(observation["text"]))
@@ -136,8 +134,8 @@ def _transfer(env: BrowserEnv, goal: str, actions: list[str], target: str) -> tu
         if observation["last_action_error"] or env.last_state is None:
             return None
         turns.append((text, action))
-        if satisfied(candidate, params, env.last_state):
-            return goal_id(candidate, params), candidate.task.goal(params), turns
+        if reached(env.last_state):
+            return turns
         if terminated or truncated:
             return None
     return None
