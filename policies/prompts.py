@@ -3,11 +3,12 @@
 A multi-turn episode becomes one chat:
 
     system     PromptFormat.system + the grammar's action list
-    user       "Task: <instruction>\\n\\nObservation:\\n<first observation>"
+    user       "Task: <instruction>\\n\\nObservation:\\n<first observation>"  (task_position "first")
     assistant  <first action>
     user       "Observation:\\n<next observation>"
     ...        (one assistant/user pair per earlier turn)
-    user       the current observation; then the generation prompt
+    user       the current observation (then "\\n\\nTask: <instruction>" with task_position "last");
+               then the generation prompt
 
 `render_prompt` writes it with the tokenizer's chat template when it has one (tokenizers made by
 `raygent.policies.tokenizer`, Qwen2.5, UI-TARS) and with `PLAIN_TEMPLATE`'s `### Role` blocks otherwise (base
@@ -59,8 +60,11 @@ class Turn(BaseModel):
 class PromptFormat(BaseModel):
     """How an agent prompt is laid out; a config block mirrors it.
 
-    `max_history` keeps only the latest turns (None keeps all); the task instruction always stays, in the
-    first user message that remains.
+    `max_history` keeps only the latest turns (None keeps all). `task_position` says where the task instruction
+    goes: `first`, before the first user message that remains (the usual chat layout), or `last`, after the
+    current observation, right before the answer. `last` keeps the instruction at the same distance from the
+    answer whatever the observation's length; a small model trained from scratch conditioned on a `first`
+    instruction poorly when screens of one app differed in length (another playlist).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -70,6 +74,7 @@ class PromptFormat(BaseModel):
     observation_prefix: str = "Observation:\n"
     actions_header: str = "Actions:"
     max_history: int | None = Field(default=None, ge=0)
+    task_position: Literal["first", "last"] = "first"
 
     def system_text(self, grammar: ActionGrammar | None = None) -> str:
         """The system message: `system`, then the grammar's actions when given."""
@@ -88,10 +93,14 @@ class PromptFormat(BaseModel):
         kept = list(history) if self.max_history is None else list(history)[len(history) - self.max_history :]
         observations = [turn.observation for turn in kept] + [observation]
         messages = [ChatMessage(role="system", content=self.system_text(grammar))]
+        task = f"{self.task_prefix}{instruction}"
+        last = len(observations) - 1
         for index, text in enumerate(observations):
             content = f"{self.observation_prefix}{text}"
-            if index == 0:
-                content = f"{self.task_prefix}{instruction}\n\n{content}"
+            if index == 0 and self.task_position == "first":
+                content = f"{task}\n\n{content}"
+            if index == last and self.task_position == "last":
+                content = f"{content}\n\n{task}"
             messages.append(ChatMessage(role="user", content=content))
             if index < len(kept):
                 messages.append(ChatMessage(role="assistant", content=kept[index].action))

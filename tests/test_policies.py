@@ -189,6 +189,15 @@ def test_prompt_messages_follow_the_episode() -> None:
     assert trimmed[1].content == "Task: find alpha\n\nObservation:\nalpha = 42"
     only_now = PromptFormat(max_history=0).messages("find alpha", "now", history)
     assert [m.content for m in only_now[1:]] == ["Task: find alpha\n\nObservation:\nnow"]
+    last = PromptFormat(task_position="last")
+    assert [m.content for m in last.messages("find alpha", "now", history)[1::2]] == [
+        "Observation:\nstart",
+        "Observation:\nalpha = 42",
+        "Observation:\nnow\n\nTask: find alpha",
+    ]
+    assert last.model_copy(update={"max_history": 0}).messages("find alpha", "now")[1].content == (
+        "Observation:\nnow\n\nTask: find alpha"
+    )
 
 
 def test_prompt_uses_the_chat_template(tokenizer: PreTrainedTokenizerBase) -> None:
