@@ -27,7 +27,7 @@ from typing import Any
 from raygent.environments.web.env import BrowserEnv
 from raygent.environments.web.observe import parse
 from raygent.jobs.web_agent.demos import Turns, cache_path, ensure_recorded, load_body
-from raygent.jobs.web_agent.hindsight import HindsightGoals, candidate_of, goal_id, satisfied
+from raygent.jobs.web_agent.hindsight import HindsightGoals, candidate_of, goal_id, placed, satisfied
 from raygent.jobs.web_agent.observation import compact
 from raygent.jobs.web_agent.splits import TRAIN_POOL
 from raygent.platform.contracts import Task
@@ -114,8 +114,7 @@ def _transfer(env: BrowserEnv, goal: str, actions: list[str], target: str) -> tu
     observation, _ = env.reset(options={"task": target})
     assert env.task is not None
     candidate = candidate_of(goal, env.task.ui_seed)
-    library = env.task.params.get("library")
-    params = {**candidate.params, "library": library} if library is not None else candidate.params
+    params = placed(candidate, env.task.params.get("library"))
     if satisfied(candidate, params, env.read_state()):
         return None
     turns = _clicks_until(env, observation, actions, lambda state: satisfied(candidate, params, state))

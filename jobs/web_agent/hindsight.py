@@ -44,7 +44,7 @@ class HindsightGoals:
         for template in self.templates:
             for seed in rng.sample(range(TRAIN_POOL), self.per_template):
                 candidate = make_task(f"{template}/{seed}", ui_seed=episode.ui_seed)
-                params = {**candidate.params, "library": library} if library is not None else candidate.params
+                params = placed(candidate, library)
                 if candidate.template == episode.template and params == episode.params:
                     continue
                 if not satisfied(candidate, params, start):
@@ -63,6 +63,11 @@ class HindsightGoals:
             goal = candidate.task.goal(params)
             seen.setdefault(goal, (goal_id(candidate, params), goal))
         return list(seen.values())
+
+
+def placed(candidate: TaskInstance, library: Any) -> dict[str, Any]:
+    """`candidate`'s parameters on the playlist `library` (its own parameters when there is none)."""
+    return {**candidate.params, "library": library} if library is not None else candidate.params
 
 
 def goal_id(candidate: TaskInstance, params: dict[str, Any]) -> str:
