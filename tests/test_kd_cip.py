@@ -164,8 +164,9 @@ def test_kd_losses_on_hand_computed_values() -> None:
     assert float(distillation_loss("ce", student, None, labels)) == pytest.approx(math.log(4.0), rel=1e-5)
     with_hard = distillation_loss("kd", student, teacher, labels, temperature=1.0, hard_weight=0.5)
     assert float(with_hard) == pytest.approx(forward + 0.5 * math.log(4.0), rel=1e-5)
+    # float32 rounding of identical distributions, times T² = 4, is a few 1e-7
     for method in ("kd", "rkl", "js", "skl"):
-        assert float(distillation_loss(method, teacher, teacher, labels)) == pytest.approx(0.0, abs=1e-7)
+        assert float(distillation_loss(method, teacher, teacher, labels)) == pytest.approx(0.0, abs=1e-6)
 
 
 # --- CIP ------------------------------------------------------------------------------------------------
