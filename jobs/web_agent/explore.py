@@ -7,9 +7,10 @@ screen the policy would see (`observation.compact`; no model) that prefers what 
 checkers through `HindsightGoals`: every candidate goal an exploration episode reaches (and its own task, if
 it is reached) becomes a demonstration — the episode's clicks so far that the app took, on their screens, cut to
 the shortest suffix that still reaches the goal from the first screen (`_shortest_suffix`, checked by replay).
-A goal reached in at most `PRUNE_SUFFIXES` clicks is then replayed on `transfers` other train tasks (other
-playlists and starting states, `_transfer`); where the same clicks reach the same goal there, that is one more
-demonstration of it on another screen. The recipe seeds the trainer's hindsight buffer with them, so the RL
+A goal reached in at most `PRUNE_SUFFIXES` clicks is then replayed on `transfers` other train tasks of its
+template (other playlists and starting states, `_transfer`); every goal the same clicks reach there — the same one
+on another screen, or another from another start ("Stop playing in random order" where shuffle was on) — is one
+more demonstration. The recipe seeds the trainer's hindsight buffer with them, so the RL
 stage's hindsight SFT steps (`trainer.hindsight_demos`) replay them beside the goals GRPO's own episodes reach.
 
 Exploration episodes run on train-seed tasks of the RL app (never the held-out ones), are seeded by their task
@@ -26,13 +27,14 @@ from typing import Any
 
 from raygent.environments.web.env import BrowserEnv
 from raygent.environments.web.observe import parse
+from raygent.environments.web.registry import TaskInstance
 from raygent.jobs.web_agent.demos import Turns, cache_path, ensure_recorded, load_body
-from raygent.jobs.web_agent.hindsight import HindsightGoals, candidate_of, goal_id, placed, satisfied
+from raygent.jobs.web_agent.hindsight import HindsightGoals, candidate_of
 from raygent.jobs.web_agent.observation import compact
 from raygent.jobs.web_agent.splits import TRAIN_POOL
 from raygent.platform.contracts import Task
 
-EXPLORE_VERSION = "4"
+EXPLORE_VERSION = "6"
 """Part of the cache key: bump it when `explore` changes what it keeps."""
 NOVELTY = 0.75
 """Chance that a click goes to an element the previous screen did not have (when there is one)."""
@@ -44,41 +46,67 @@ def explore(
     env: BrowserEnv, task: Task, goals: HindsightGoals, steps: int, transfers: int = 0
 ) -> list[tuple[str, str, Turns]]:
     """One exploration episode of `task`: `(task id, instruction, turns)` for every goal it reached, and for each
-    goal reached from the first screen up to `transfers` more on other playlists (`_transfer`)."""
+    goal reached from the first screen the goals its clicks reach on `transfers` other tasks (`_transfer`)."""
     rng = random.Random(task.id)
-    observation = _start(env, task, goals)
-    turns: Turns = []
-    reached: list[tuple[str, str, Turns]] = []
     seen: set[tuple[str, str]] = set()
-    for _ in range(steps):
-        text = compact(str(observation["text"]))
+
+    def click_something(_: int, text: str) -> str | None:
+        nonlocal seen
         elements = [element for element in parse(text) if element.id is not None]
         if not elements:
-            break
+            return None
         new = [element for element in elements if (element.role, element.name) not in seen]
         seen = {(element.role, element.name) for element in elements}
         pool = new if new and rng.random() < NOVELTY else elements
-        action = f"click({rng.choice(pool).id})"
-        observation, terminated, truncated, info = _click(env, action)
-        if not observation["last_action_error"]:
-            turns.append((text, action))
-        goals_now = goals.achieved(env.last_state)
-        if info.get("success"):
-            goals_now.append((task.id, task.instruction))
-        reached += [(task_id, goal, list(turns)) for task_id, goal in goals_now]
-        if terminated or truncated:
-            break
+        return f"click({rng.choice(pool).id})"
+
     found = []
-    for task_id, goal, turns in reached:
-        if task_id == task.id:
-            found.append((task_id, goal, turns))
-            continue
+    for task_id, goal, turns in _episode(env, task, goals, click_something, steps):
         pruned = _shortest_suffix(env, task, goals, (task_id, goal), turns)
         found.append((task_id, goal, pruned))
-        if len(pruned) <= PRUNE_SUFFIXES:  # short clicks from the first screen: worth trying on other playlists
-            targets = [f"{rng.choice(goals.templates)}/{rng.randrange(TRAIN_POOL)}" for _ in range(transfers)]
-            found += filter(None, (_transfer(env, task_id, [a for _, a in pruned], t) for t in targets))
+        if len(pruned) <= PRUNE_SUFFIXES:  # short clicks from the first screen: worth trying on other tasks
+            actions = [action for _, action in pruned]
+            targets = [f"{family_of(task_id)}/{rng.randrange(TRAIN_POOL)}" for _ in range(transfers)]
+            found += [reached for target in targets for reached in _transfer(env, goals, task_id, actions, target)]
     return found
+
+
+def _episode(
+    env: BrowserEnv,
+    task: Task | str,
+    goals: HindsightGoals,
+    choose: Callable[[int, str], str | None],
+    steps: int,
+    also: Sequence[TaskInstance] = (),
+) -> list[tuple[str, str, Turns]]:
+    """An episode of `task` (`goals` drawn for it, and `also`) whose `steps` clicks `choose(index, screen text)`
+    picks (None ends it): `(task id, instruction, turns)` of every goal reached, and of the task itself if it is
+    solved, with the turns up to there. A refused click changes nothing and is left out of the turns."""
+    observation, _ = env.reset(options={"task": task})
+    assert env.task is not None
+    goals.reset(env.task, env.read_state(), also)
+    own = (env.task.full_id, env.task.goal)
+    turns: Turns = []
+    reached: list[tuple[str, str, Turns]] = []
+    for index in range(steps):
+        text = compact(str(observation["text"]))
+        action = choose(index, text)
+        if action is None:
+            break
+        observation, _, terminated, truncated, info = env.step(action)
+        if info.get("infra_failure"):  # the recording retries the episode
+            raise RuntimeError(str(info.get("message")))
+        if not observation["last_action_error"]:
+            turns.append((text, action))
+        now = goals.achieved(env.last_state) + ([own] if info.get("success") else [])
+        reached += [(task_id, goal, list(turns)) for task_id, goal in now]
+        if terminated or truncated:
+            break
+    return reached
+
+
+def _scripted(actions: Sequence[str]) -> Callable[[int, str], str | None]:
+    return lambda index, _: actions[index] if index < len(actions) else None
 
 
 def _shortest_suffix(env: BrowserEnv, task: Task, goals: HindsightGoals, goal: tuple[str, str], turns: Turns) -> Turns:
@@ -89,71 +117,29 @@ def _shortest_suffix(env: BrowserEnv, task: Task, goals: HindsightGoals, goal: t
     imitating them teaches the detours. Replaying a suffix in a fresh episode of the same task checks that the
     detours were not needed."""
     for length in range(1, min(PRUNE_SUFFIXES, len(turns) - 1) + 1):
-        replayed = _replay(env, task, goals, goal, [action for _, action in turns[-length:]])
-        if replayed is not None:
-            return replayed
+        actions = [action for _, action in turns[-length:]]
+        for task_id, reached, replayed in _episode(env, task, goals, _scripted(actions), length):
+            if (task_id, reached) == goal:
+                return replayed
     return turns
 
 
-def _replay(
-    env: BrowserEnv, task: Task, goals: HindsightGoals, goal: tuple[str, str], actions: list[str]
-) -> Turns | None:
-    """`actions` from the first screen of `task`; the turns up to the one that reaches `goal`, None if none does
-    (or one is refused)."""
-    observation = _start(env, task, goals)
-    return _clicks_until(env, observation, actions, lambda state: goal in goals.achieved(state))
+def _transfer(
+    env: BrowserEnv, goals: HindsightGoals, goal: str, actions: Sequence[str], target: str
+) -> list[tuple[str, str, Turns]]:
+    """`actions` replayed from the first screen of train task `target`: every goal they reach there — `target`'s
+    own, `goals` drawn for it, and `goal`'s candidate placed on its playlist.
+
+    Exploration finds a goal on one playlist from one starting state; the held-out tasks show others. The targets
+    are train tasks of the goal's template, which start in the states its other instructions are about (shuffle
+    on, the sound muted, repeat on), so the same clicks there show, beside the same goal on another playlist's
+    screens, what they achieve from another start ("Stop playing in random order", "bring it back")."""
+    return _episode(env, target, goals, _scripted(actions), len(actions), also=[candidate_of(goal)])
 
 
-def _transfer(env: BrowserEnv, goal: str, actions: list[str], target: str) -> tuple[str, str, Turns] | None:
-    """`actions` replayed from the first screen of train task `target`, checked against the candidate of `goal`
-    placed on `target`'s playlist: its relabeled `(task id, instruction, turns)` when they reach it (and it was
-    not already reached at the start), else None.
-
-    Exploration finds a goal on one playlist; the held-out tasks show others. The same clicks on other
-    playlists' screens show the policy which part of the screen its action does not depend on."""
-    observation, _ = env.reset(options={"task": target})
-    assert env.task is not None
-    candidate = candidate_of(goal, env.task.ui_seed)
-    params = placed(candidate, env.task.params.get("library"))
-    if satisfied(candidate, params, env.read_state()):
-        return None
-    turns = _clicks_until(env, observation, actions, lambda state: satisfied(candidate, params, state))
-    return (goal_id(candidate, params), candidate.task.goal(params), turns) if turns else None
-
-
-def _clicks_until(
-    env: BrowserEnv, observation: dict[str, Any], actions: list[str], reached: Callable[[dict[str, Any]], bool]
-) -> Turns | None:
-    """`actions` from `observation` until the app's state is `reached`: the turns so far, None if it never is (or
-    an action is refused, or the episode ends first)."""
-    turns: Turns = []
-    for action in actions:
-        text = compact(str(observation["text"]))
-        observation, terminated, truncated, _ = _click(env, action)
-        if observation["last_action_error"] or env.last_state is None:
-            return None
-        turns.append((text, action))
-        if reached(env.last_state):
-            return turns
-        if terminated or truncated:
-            return None
-    return None
-
-
-def _start(env: BrowserEnv, task: Task, goals: HindsightGoals) -> dict[str, Any]:
-    """A fresh episode of `task` with `goals` drawn for it; its first observation."""
-    observation, _ = env.reset(options={"task": task})
-    assert env.task is not None
-    goals.reset(env.task, env.read_state())
-    return observation
-
-
-def _click(env: BrowserEnv, action: str) -> tuple[dict[str, Any], bool, bool, dict[str, Any]]:
-    """One step; a browser failure raises, so the recording retries the episode."""
-    observation, _, terminated, truncated, info = env.step(action)
-    if info.get("infra_failure"):
-        raise RuntimeError(str(info.get("message")))
-    return observation, terminated, truncated, info
+def family_of(task_id: str) -> str:
+    """`app/template` of a task or goal id (`app/template/seed...`)."""
+    return "/".join(task_id.split("/", 2)[:2])
 
 
 def cache_kind(templates: Sequence[str], per_template: int, steps: int, transfers: int = 0) -> str:

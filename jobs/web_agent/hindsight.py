@@ -33,22 +33,25 @@ class HindsightGoals:
         self.per_template = per_template
         self._open: list[tuple[TaskInstance, dict[str, Any]]] = []
 
-    def reset(self, episode: TaskInstance, start: dict[str, Any] | None) -> None:
-        """New candidates for `episode` (its task), keeping those its first state `start` does not satisfy
-        (none when the first state could not be read)."""
+    def reset(self, episode: TaskInstance, start: dict[str, Any] | None, also: Sequence[TaskInstance] = ()) -> None:
+        """New candidates for `episode` (its task) and `also` these, placed on its playlist, keeping those its
+        first state `start` does not satisfy (none when the first state could not be read)."""
         rng = random.Random(episode.full_id)
         library = episode.params.get("library")
         self._open = []
         if start is None:
             return
-        for template in self.templates:
-            for seed in rng.sample(range(TRAIN_POOL), self.per_template):
-                candidate = make_task(f"{template}/{seed}", ui_seed=episode.ui_seed)
-                params = placed(candidate, library)
-                if candidate.template == episode.template and params == episode.params:
-                    continue
-                if not satisfied(candidate, params, start):
-                    self._open.append((candidate, params))
+        drawn = [
+            make_task(f"{template}/{seed}", ui_seed=episode.ui_seed)
+            for template in self.templates
+            for seed in rng.sample(range(TRAIN_POOL), self.per_template)
+        ]
+        for candidate in [*drawn, *also]:
+            params = placed(candidate, library)
+            if candidate.template == episode.template and params == episode.params:
+                continue
+            if not satisfied(candidate, params, start):
+                self._open.append((candidate, params))
 
     def achieved(self, state: dict[str, Any] | None) -> list[tuple[str, str]]:
         """`(task id, instruction)` of every open candidate `state` satisfies; they are closed (reported once)."""
