@@ -368,3 +368,23 @@ def test_hindsight_buffer_keeps_several_distinct_shortest_demos_per_goal() -> No
     assert restored.demonstrations() == buffer.demonstrations()
     with pytest.raises(ValueError, match="per_goal"):
         hindsight.HindsightBuffer(per_goal=0)
+
+
+def test_metrics_log_keeps_what_a_resume_does_not_redo(tmp_path: Path) -> None:
+    from raygent.platform.rl import metrics as m
+
+    records = [("sft", 1), ("sft", 2), ("eval", 0), ("hindsight", 0), ("grpo", 1), ("grpo", 2), ("eval", 2)]
+    records += [("grpo", 3)]
+
+    def kept_after(stage: str, step: int) -> list[tuple[str, int]]:
+        log = m.MetricsLog(tmp_path, tensorboard=False)
+        log.path.unlink(missing_ok=True)
+        for name, at in records:
+            log.write({m.STAGE: name, m.STEP: at})
+        log.truncate_after(step, stage)
+        return [(r[m.STAGE], r[m.STEP]) for r in log.read()]
+
+    assert kept_after("sft", 1) == [("sft", 1)]
+    # from the checkpoint after SFT the run evaluates and warms up again: those records go
+    assert kept_after("grpo", 0) == [("sft", 1), ("sft", 2)]
+    assert kept_after("grpo", 2) == records[:-1]

@@ -66,7 +66,8 @@ def explore(
         found.append((task_id, goal, pruned))
         if len(pruned) <= PRUNE_SUFFIXES:  # short clicks from the first screen: worth trying on other tasks
             actions = [action for _, action in pruned]
-            targets = [f"{family_of(task_id)}/{rng.randrange(TRAIN_POOL)}" for _ in range(transfers)]
+            template = task_id.rsplit("/", 1)[0]  # `app/template` of `app/template/seed...`
+            targets = [f"{template}/{rng.randrange(TRAIN_POOL)}" for _ in range(transfers)]
             found += [reached for target in targets for reached in _transfer(env, goals, task_id, actions, target)]
     return found
 
@@ -135,11 +136,6 @@ def _transfer(
     on, the sound muted, repeat on), so the same clicks there show, beside the same goal on another playlist's
     screens, what they achieve from another start ("Stop playing in random order", "bring it back")."""
     return _episode(env, target, goals, _scripted(actions), len(actions), also=[candidate_of(goal)])
-
-
-def family_of(task_id: str) -> str:
-    """`app/template` of a task or goal id (`app/template/seed...`)."""
-    return "/".join(task_id.split("/", 2)[:2])
 
 
 def cache_kind(templates: Sequence[str], per_template: int, steps: int, transfers: int = 0) -> str:

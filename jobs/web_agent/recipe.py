@@ -72,8 +72,8 @@ class WebSettings(Section):
     explore_steps: int = Field(default=6, ge=1)
     """Clicks per exploration episode."""
     explore_transfers: int = Field(default=0, ge=0)
-    """Other train tasks (other playlists) each short exploration demonstration is replayed on; those that reach
-    the same goal there join the buffer too (`explore._transfer`)."""
+    """Other train tasks of its template each short exploration demonstration is replayed on; every goal its
+    clicks reach there joins the buffer too (`explore._transfer`)."""
     examples: int = Field(default=4, ge=0)
     """Example trajectories in the report (at least one failure when there is one)."""
     screenshot_size: tuple[int, int] = (480, 300)

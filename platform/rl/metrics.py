@@ -52,15 +52,17 @@ class MetricsLog:
             self._writer = SummaryWriter(str(run_dir / "tensorboard"))
 
     def truncate_after(self, step: int, stage: str) -> None:
-        """Keep records of earlier stages and of `stage` up to `step`."""
+        """Keep the records a resume from checkpoint (`stage`, `step`) does not redo: those of an earlier phase
+        (SFT before the RL phase, whose records are every other stage's) and those of its phase up to `step`.
+        At step 0 of the RL phase none of it is kept: the resumed run evaluates and warms up again."""
         if not self.path.exists():
             return
         kept = []
-        order = {"sft": 0, "grpo": 1}
+        resumed = _phase(stage)
         for line in self.path.read_text().splitlines():
             record = json.loads(line)
-            earlier = order.get(record.get(STAGE, ""), -1) < order.get(stage, 0)
-            if earlier or (record.get(STAGE) == stage and record.get(STEP, 0) <= step):
+            phase = _phase(str(record.get(STAGE, "")))
+            if phase < resumed or (phase == resumed and step > 0 and record.get(STEP, 0) <= step):
                 kept.append(line)
         self.path.write_text("".join(f"{line}\n" for line in kept))
 
@@ -83,3 +85,8 @@ class MetricsLog:
     def close(self) -> None:
         if self._writer is not None:
             self._writer.close()
+
+
+def _phase(stage: str) -> int:
+    """0 for SFT records, 1 for the RL phase's (GRPO steps, evaluations, hindsight warmup)."""
+    return 0 if stage == "sft" else 1
