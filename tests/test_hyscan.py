@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 from scipy.stats import beta, norm
 
+from raygent.jobs.hyscan.attention import NoisyAttention
 from raygent.jobs.hyscan.certify import certified_radius, certify, clopper_pearson_lower
 from raygent.jobs.hyscan.data import load_npz_split, load_split, save_npz, synthetic_images
 from raygent.jobs.hyscan.layers import (
@@ -154,8 +155,10 @@ def test_deterministic_net_empirical_lipschitz_ratio():
     assert lipschitz_ratio(plain, data.x_test) > 2.0
 
 
-def test_stochastic_elements_are_on_by_default_and_off_on_request():
-    net = _stressed_hybrid(attention_noise=0.6)
+@pytest.mark.parametrize("attention,expected", [("last", 1), ("every_block", 2)])
+def test_stochastic_elements_are_on_by_default_and_off_on_request(attention, expected):
+    net = _stressed_hybrid(attention_noise=0.6, attention=attention)
+    assert sum(isinstance(m, NoisyAttention) for m in net.modules()) == expected  # two blocks at the default widths
     x = load_split("digits", 20, seed=0).x_test
     with torch.no_grad():
         assert not torch.allclose(net(x), net(x))

@@ -43,7 +43,7 @@ from raygent.jobs.hyscan import plots
 from raygent.jobs.hyscan.attack import eot_pgd_linf, expected_accuracy, worst_case
 from raygent.jobs.hyscan.certify import certify
 from raygent.jobs.hyscan.data import DatasetName, load_split
-from raygent.jobs.hyscan.model import Branches, HybridNet, PlainCNN, layer_norms, lipschitz_ratio
+from raygent.jobs.hyscan.model import AttentionPlacement, Branches, HybridNet, PlainCNN, layer_norms, lipschitz_ratio
 from raygent.jobs.hyscan.train import train_classifier
 from raygent.platform import session
 from raygent.platform.study import StudyParams, Verdict
@@ -97,6 +97,7 @@ class HyscanParams(StudyParams):
     rp_scale: Literal["safe", "notebook"] = "safe"
     rp_power_iters: int = Field(2, ge=0)
     mask_center: Literal["dc", "notebook"] = "dc"
+    attention: AttentionPlacement = "last"
 
 
 def _seed_everything(seed: int) -> None:
@@ -120,6 +121,7 @@ def _build(params: HyscanParams, shape: tuple[int, int, int], classes: int) -> d
         rp_power_iters=params.rp_power_iters,
         rp_scale=params.rp_scale,
         mask_center=params.mask_center,
+        attention=params.attention,
         seed=params.seed,
         **common,
     )
