@@ -10,10 +10,13 @@ have. A worker warms up (browser launch, first pages), waits for the start signa
 and then either the template's scripted solver (`--driver solver`, default: the same work in every run) or
 `--steps` random actions allowed by the discrete wrapper's mask (`--driver random`: the RL workload).
 
-- Scaling: one worker runs `--scaling-episodes` episodes alone; then two workers run as many each, at once.
-  `steps_per_s_1` is the lone worker's env steps per second of wall time (resets included, as a rollout worker
-  sees them); `steps_per_s_2` is both workers' steps over the wall time of the slower; `scaling` their ratio
-  (2.0 is perfect; the target on 2 cores is ≥ 1.8).
+- Scaling: one worker runs `--scaling-episodes` episodes alone, its browser free to use every core; then two
+  workers run as many each, at once, each browser pinned to a core of its own (`cpus: "worker"`, i.e.
+  `BrowserHost.pin`); then two workers again with free browsers. `steps_per_s_1` is the lone worker's env steps
+  per second of wall time (resets included, as a rollout worker sees them); `steps_per_s_2` is the pinned pair's
+  steps over the wall time of the slower; `scaling` their ratio (2.0 is perfect; the target on 2 cores is ≥ 1.8);
+  `steps_per_s_2_free` is the free pair's. A free Chromium spreads its work over both cores and spends more CPU on
+  a step doing so, which leaves a second free worker nothing (see `browser.py`).
 - CPU: each run also reports the cores its workers' process trees used (CPU seconds over wall time): a
   worker that alone keeps more than one of 2 cores busy cannot scale to 2.0, and on a machine that other
   jobs load, 2 workers get no more than the cores left free.
@@ -25,7 +28,7 @@ and then either the template's scripted solver (`--driver solver`, default: the 
   sawtooth (its garbage collector), so a short run's RSS slope overstates growth. `reset_s` is the median
   reset time of this run.
 
-Last line: `steps_per_s_1=… steps_per_s_2=… scaling=… reset_s=… rss_growth_mb_per_1000=…`.
+Last line: `steps_per_s_1=… steps_per_s_2=… scaling=… steps_per_s_2_free=… reset_s=… rss_growth_mb_per_1000=…`.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ class WorkerSpec:
     steps: int
     seed: int
     rss_every: int
+    cpus: tuple[int, ...] | None = None
 
 
 def tree_memory_mb() -> tuple[float, float]:
@@ -133,7 +137,13 @@ def worker_main(spec: WorkerSpec, start: Any, results: Connection) -> None:
     from raygent.environments.web.registry import list_tasks
 
     env = make_discrete_env(
-        {"app": spec.app, "difficulties": spec.difficulties, "ui_seed": spec.ui_seed, "wait_s": 0.05}
+        {
+            "app": spec.app,
+            "difficulties": spec.difficulties,
+            "ui_seed": spec.ui_seed,
+            "wait_s": 0.05,
+            "cpus": list(spec.cpus) if spec.cpus is not None else None,
+        }
     )
     templates = list_tasks(spec.app, spec.difficulties)
     rng = random.Random(spec.seed)
@@ -204,11 +214,25 @@ def main() -> None:
     parser.add_argument("--rss-every", type=int, default=0, help="episodes between RSS samples (0: episodes/20)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    from raygent.environments.web.discrete import worker_core
 
-    def spec(episodes: int, seed: int) -> WorkerSpec:
+    def spec(episodes: int, seed: int, core: int | None = None) -> WorkerSpec:
         every = args.rss_every or max(1, episodes // 20)
+        cpus = None if core is None else (worker_core(core),)
         return WorkerSpec(
-            args.app, tuple(args.difficulties), args.ui_seed, episodes, args.driver, args.steps, seed, every
+            args.app, tuple(args.difficulties), args.ui_seed, episodes, args.driver, args.steps, seed, every, cpus
+        )
+
+    def pair(pinned: bool) -> tuple[float, str]:
+        """Two workers at once; (steps/s, a report line)."""
+        cores = (0, 1) if pinned else (None, None)
+        two = run_workers([spec(args.scaling_episodes, args.seed + i, core) for i, core in enumerate(cores)])
+        steps, wall, cpu = sum(s["steps"] for s in two), max(s["wall"] for s in two), sum(s["cpu"] for s in two)
+        rate = steps / wall
+        where = "each browser pinned to its own core" if pinned else "free browsers"
+        return rate, (
+            f"2 workers, {where}: {steps} steps in {wall:.1f} s = {rate:.2f} steps/s (scaling {rate / steps_1:.2f}); "
+            f"their trees used {cpu / wall:.2f} cores ({cpu / steps * 1000:.0f} ms CPU a step)"
         )
 
     (one,) = run_workers([spec(args.scaling_episodes, args.seed)])
@@ -218,14 +242,10 @@ def main() -> None:
         f"{one['cpu'] / one['wall']:.2f} cores ({one['cpu'] / one['steps'] * 1000:.0f} ms CPU a step)",
         flush=True,
     )
-    two = run_workers([spec(args.scaling_episodes, args.seed), spec(args.scaling_episodes, args.seed + 1)])
-    steps_two, wall_two, cpu_two = sum(s["steps"] for s in two), max(s["wall"] for s in two), sum(s["cpu"] for s in two)
-    steps_2 = steps_two / wall_two
-    print(
-        f"2 workers: {steps_two} steps in {wall_two:.1f} s = {steps_2:.2f} steps/s (scaling {steps_2 / steps_1:.2f}); "
-        f"their trees used {cpu_two / wall_two:.2f} cores ({cpu_two / steps_two * 1000:.0f} ms CPU a step)",
-        flush=True,
-    )
+    steps_2, line = pair(pinned=True)
+    print(line, flush=True)
+    steps_2_free, line = pair(pinned=False)
+    print(line, flush=True)
     (run,) = run_workers([spec(args.episodes, args.seed + 2)])
     memory = run["memory"]
     rss, uss = [(x, r) for x, r, _ in memory], [(x, u) for x, _, u in memory]
@@ -242,7 +262,7 @@ def main() -> None:
     print("memory samples (episode: tree RSS / USS MB): " + ", ".join(f"{x}: {r:.0f}/{u:.0f}" for x, r, u in memory))
     print(
         f"steps_per_s_1={steps_1:.2f} steps_per_s_2={steps_2:.2f} scaling={steps_2 / steps_1:.2f} "
-        f"reset_s={reset_s:.3f} rss_growth_mb_per_1000={growth:.1f}"
+        f"steps_per_s_2_free={steps_2_free:.2f} reset_s={reset_s:.3f} rss_growth_mb_per_1000={growth:.1f}"
     )
 
 

@@ -57,8 +57,9 @@ template name)."""
 
 
 def create_env(env_config: Mapping[str, Any]) -> DiscreteWebEnv:
-    """The env creator RLlib calls in each EnvRunner (its `EnvContext` is a dict of `make_discrete_env` keys)."""
-    return make_discrete_env(dict(env_config))
+    """The env creator RLlib calls in each EnvRunner (its `EnvContext` is a dict of `make_discrete_env` keys
+    that also carries the runner's `worker_index`, which `cpus: "worker"` reads)."""
+    return make_discrete_env(env_config)
 
 
 def register() -> str:
@@ -262,7 +263,8 @@ def ppo_config(
 ) -> PPOConfig:
     """PPO (new API stack) on `app`'s tasks of `difficulties`, CPU-sized.
 
-    Env runners take one CPU each (each runs a Chromium); the learner runs in the driver (`num_learners=0`).
+    Env runners take one CPU each (each runs a Chromium, pinned to the core of its worker index:
+    `env_overrides={"cpus": None}` leaves them free); the learner runs in the driver (`num_learners=0`).
     `ui_seed=0` keeps the default menu layout (None draws one per episode: the agent would need the docs).
     `verbs` are the element action types (default: `click`, all the code editor's atomic tasks need besides
     typing and keys; None: all of `discrete.VERBS`); `max_steps=6` fits the longest atomic solution (5
@@ -280,6 +282,7 @@ def ppo_config(
         "ui_seed": ui_seed,
         "max_steps": max_steps,
         "verbs": list(verbs) if verbs else None,
+        "cpus": "worker",  # each runner's browser on a core of its own (see environments/web/browser.py)
         **dict(env_overrides or {}),
     }
     config = (

@@ -13,11 +13,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import gymnasium
 import numpy as np
+import psutil
 import pytest
 from gymnasium.utils.env_checker import check_env
 
 from raygent.environments.web.actions import ActionSettings, normalize_hotkey
 from raygent.environments.web.browser import BrowserHost, shared_browser
+from raygent.environments.web.discrete import make_discrete_env, worker_core
 from raygent.environments.web.env import BrowserEnv, register_envs, run_solver
 from raygent.environments.web.observe import find, parse
 from raygent.environments.web.registry import env_id, from_platform, list_tasks, make_task, platform_tasks
@@ -281,3 +283,59 @@ def test_environments_on_different_threads_each_get_a_browser() -> None:
     assert shared_browser() not in {host, second[1]}
     for finished in (host, second[1]):
         finished.close()  # their threads are gone: kill the browsers
+
+
+def _tree_affinities(pid: int) -> set[frozenset[int]]:
+    """The distinct CPU affinities of every thread of process `pid` and its descendants."""
+    root = psutil.Process(pid)
+    found = set()
+    for process in [root, *root.children(recursive=True)]:
+        for thread in process.threads():
+            found.add(frozenset(os.sched_getaffinity(thread.id)))
+    return found
+
+
+def test_pinned_browser_keeps_every_process_on_its_core_across_contexts_and_relaunches() -> None:
+    """`cpus` holds the stepping thread, the thread's driver and the browser tree to one core: the renderers of
+    later contexts, the GPU process's self-pinned threads and a relaunched browser too (the last core: Chromium's
+    own choice for its threads is the first). On its own thread, so the test's own thread stays free."""
+    core = max(os.sched_getaffinity(0))
+
+    def pinned_episodes() -> list[set[frozenset[int]]]:
+        host = BrowserHost()
+        environment = BrowserEnv(app="media_player", browser=host, cpus=[core])
+        seen = []
+        try:
+            for relaunch in (False, True):
+                if relaunch:
+                    host.kill()
+                for _ in range(2):  # a fresh context (and renderer) each time; the GPU threads start at the first
+                    assert run_solver(environment, TASK) == (True, 2)
+                assert host.pid is not None
+                seen.append(_tree_affinities(host.pid))
+            driver = psutil.Process(host.pid).ppid()
+            seen.append(_tree_affinities(driver))
+            seen.append({frozenset(os.sched_getaffinity(0))})
+            assert host.launches == 2
+        finally:
+            environment.close()
+            host.close()
+        return seen
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        seen = pool.submit(pinned_episodes).result()
+    assert all(found == {frozenset({core})} for found in seen), seen
+
+
+def test_pin_refuses_cores_the_process_may_not_use_and_worker_cores_go_round_robin() -> None:
+    with pytest.raises(ValueError, match="subset"):
+        BrowserHost().pin([10_000])
+    cores = sorted(os.sched_getaffinity(0))
+    assert [worker_core(i) for i in range(2 * len(cores))] == cores + cores
+
+    class EnvContext(dict):  # RLlib's: the env config, plus the runner's index as an attribute
+        worker_index = 1
+
+    assert make_discrete_env(EnvContext(cpus="worker")).browser_env.cpus == (cores[0],)
+    assert make_discrete_env({"cpus": "worker"}).browser_env.cpus is None  # the driver's local runner
+    assert make_discrete_env({"cpus": [cores[-1]]}).browser_env.cpus == (cores[-1],)

@@ -7,6 +7,11 @@
   Playwright call blocked on a hung renderer (an `evaluate` has no timeout of its own) then fails at once with
   a "closed" error, which the environment reports as an infrastructure failure.
 - `alive()`, `kill()`, `relaunch()`, `close()`.
+- `pin(cpus)`: keep the calling thread, the Playwright driver and the browser's whole process tree (every thread
+  of the browser, its zygotes, renderers and helpers) on the given CPU cores, now and after every relaunch. Left
+  free, one worker's Chromium spreads a step's work over every core and spends far more CPU doing it, so rollout
+  workers that each pin to a core of their own add up where free ones do not (numbers in docs/architecture.md,
+  from `bench/env_throughput.py`).
 
 Hosts of one thread share that thread's Playwright driver (the sync API allows one per thread).
 
@@ -22,7 +27,7 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import psutil
@@ -55,6 +60,8 @@ class BrowserHost:
         self.headless = headless
         self.launches = 0
         """How many browsers this host has launched (1 + relaunches)."""
+        self.cpus: frozenset[int] | None = None
+        """The cores the browser's processes are held to (None: any; see `pin`)."""
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
         self._pid: int | None = None
@@ -91,7 +98,31 @@ class BrowserHost:
         self.launches += 1
         started = [p for p in _browser_processes() if p.pid not in before]
         self._pid = started[0].pid if len(started) == 1 else None
+        self._apply_pin(passes=2)  # a second pass catches a helper started while the first one ran
         return self._browser
+
+    def pin(self, cpus: Iterable[int] | None) -> None:
+        """Hold the calling thread, the thread's Playwright driver and the browser's process tree to the cores
+        `cpus` (None: leave them as they are), now and at every relaunch. Call it before each episode: Chromium
+        starts the GPU process's SwiftShader worker threads at the first paint and pins them to cores of its
+        own choosing, so each call walks the tree again (about 120 threads, ~10 ms)."""
+        if cpus is None:
+            return
+        wanted = frozenset(cpus)
+        allowed = os.sched_getaffinity(0)
+        if not wanted or not wanted <= allowed:
+            raise ValueError(f"cpus must be a non-empty subset of this process's cores {sorted(allowed)}, got {cpus}")
+        self.cpus = wanted
+        self._apply_pin(passes=1)
+
+    def _apply_pin(self, passes: int) -> None:
+        if self.cpus is None:
+            return
+        os.sched_setaffinity(0, self.cpus)  # on Linux, pid 0 is the calling thread, not the whole process
+        if self._pid is not None:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                # the driver, its browsers and their helpers
+                pin_tree(psutil.Process(self._pid).ppid(), self.cpus, passes)
 
     def kill(self) -> None:
         """SIGKILL the browser process and its children (safe from any thread)."""
@@ -164,6 +195,29 @@ def _browser_processes() -> list[Any]:
             if "--remote-debugging-pipe" in cmdline and not any(arg.startswith("--type=") for arg in cmdline):
                 found.append(process)
     return found
+
+
+def pin_tree(pid: int, cpus: frozenset[int], passes: int = 1) -> int:
+    """Set the CPU affinity of every thread of process `pid` and of its descendants, `passes` times over; returns
+    how many threads were set.
+
+    Linux keeps an affinity per thread, and a new thread or process takes its creator's, so once every thread of
+    the tree is pinned, whatever the browser starts later (a renderer for each new context) is pinned too, unless
+    it sets an affinity of its own."""
+    pinned: set[int] = set()
+    for _ in range(passes):
+        try:
+            root = psutil.Process(pid)
+            processes = [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            break
+        for process in processes:
+            with contextlib.suppress(psutil.Error):
+                for thread in process.threads():
+                    with contextlib.suppress(OSError):  # the thread ended meanwhile
+                        os.sched_setaffinity(thread.id, cpus)
+                        pinned.add(thread.id)
+    return len(pinned)
 
 
 _PLAYWRIGHT = threading.local()

@@ -30,6 +30,7 @@ pure (`encode`), deterministic across processes (CRC32 hashes, not Python's salt
 from __future__ import annotations
 
 import json
+import os
 import re
 import zlib
 from collections.abc import Mapping, Sequence
@@ -349,9 +350,14 @@ def make_discrete_env(config: Mapping[str, Any] | None = None) -> DiscreteWebEnv
     `action_timeout_ms` (how long a click waits for a covered element: 1 s, not `BrowserEnv`'s 3 s, since a
     policy that clicks under an open menu would otherwise spend most of its sampling time waiting; on a
     heavily loaded machine a dialog's button can miss that deadline now and then: raise it there), and the
-    encoding's sizes `elements`, `text_slots`, `name_buckets`, `term_buckets` and its `verbs`. Unknown keys
-    (RLlib's worker index, ...) are ignored.
+    encoding's sizes `elements`, `text_slots`, `name_buckets`, `term_buckets` and its `verbs`, and `cpus`: the
+    cores to hold the browser to (a list), or `"worker"`: one core per remote RLlib env runner, by its worker
+    index (`worker_core`; the driver's local runner, index 0, stays free). Other keys are ignored.
     """
+    cpus = config.get("cpus") if config else None
+    if cpus == "worker":
+        index = int(getattr(config, "worker_index", 0))
+        cpus = [worker_core(index - 1)] if index > 0 else None
     config = dict(config or {})
     templates = config.get("templates")
     env = BrowserEnv(
@@ -364,5 +370,12 @@ def make_discrete_env(config: Mapping[str, Any] | None = None) -> DiscreteWebEnv
         action_settings=ActionSettings(
             action_timeout_ms=float(config.get("action_timeout_ms", 1000)), wait_s=float(config.get("wait_s", 0.2))
         ),
+        cpus=cpus,
     )
     return DiscreteWebEnv(env, Encoding.from_config(config))
+
+
+def worker_core(index: int) -> int:
+    """The core for the `index`-th worker (from 0) among this process's allowed cores, round robin."""
+    cores = sorted(os.sched_getaffinity(0))
+    return cores[index % len(cores)]

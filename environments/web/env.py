@@ -80,6 +80,7 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
         action_settings: timeouts and amounts of the actions (`actions.py`).
         render_mode: None, `"ansi"` (the observation text) or `"rgb_array"` (a full screenshot).
         browser, server: the host and server to use (default: the thread's shared browser, the process's server).
+        cpus: the cores to hold the browser's processes to (`BrowserHost.pin`; None: any core).
     """
 
     action_grammar = WEB_GRAMMAR
@@ -104,6 +105,7 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
         render_mode: str | None = None,
         browser: BrowserHost | None = None,
         server: AppServer | None = None,
+        cpus: Sequence[int] | None = None,
     ) -> None:
         apps = available_apps() if app is None else (app,) if isinstance(app, str) else tuple(app)
         unknown = [name for name in apps if name not in APPS]
@@ -132,6 +134,7 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
         self.render_mode = render_mode
         self._host = browser
         self._server = server
+        self.cpus = tuple(cpus) if cpus is not None else None
         self.observation_space = observation_space(screenshot)
         self.action_space = action_space()
         self.task: TaskInstance | None = None
@@ -157,6 +160,7 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
         failure: Exception | None = None
         for _ in range(self.reset_retries + 1):
             try:
+                self.host.pin(self.cpus)
                 browser = self.host.browser  # launches (again) if needed, under its own timeout
                 with self.host.watchdog(self.reset_timeout_s):
                     observation = self._open_episode(browser)
