@@ -4,7 +4,7 @@
                               [--minibatch 64] [--epochs 8] [--lr 1e-3] [--max-steps 6] [--policy elements|flat]
                               [--verbs click [left_double right_single]]
                               [--ui-seed 0] [--templates open_file word_wrap ...] [--seed 0] [--max-minutes M]
-                              [--out curve.json]
+                              [--free-browsers] [--out curve.json]
 
 The environment is `"raygent-web-discrete"` (`platform/rllib_env.py`, registered with `register_env`) over
 `BrowserEnv`; each env runner is a Ray actor with its own Chromium. An iteration samples `--batch` steps and
@@ -68,6 +68,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-minutes", type=float, default=None, help="stop after the iteration that passes this")
     parser.add_argument("--num-cpus", type=int, default=2)
+    parser.add_argument(
+        "--free-browsers", action="store_true", help="leave env runners' browsers unpinned (default: a core each)"
+    )
     parser.add_argument("--out", type=Path, default=None, help="write the curve as JSON here")
     args = parser.parse_args()
 
@@ -87,6 +90,7 @@ def main() -> None:
         hidden=args.hidden,
         verbs=args.verbs,
         seed=args.seed,
+        env_overrides={"cpus": None} if args.free_browsers else None,
     )
     start = time.perf_counter()
     algo = config.build_algo()
