@@ -109,9 +109,13 @@ class BrowserHost:
         if cpus is None:
             return
         wanted = frozenset(cpus)
-        allowed = os.sched_getaffinity(0)
-        if not wanted or not wanted <= allowed:
-            raise ValueError(f"cpus must be a non-empty subset of this process's cores {sorted(allowed)}, got {cpus}")
+        cores = range(os.cpu_count() or 1)
+        if not wanted or not wanted <= set(cores):
+            raise ValueError(f"cpus must be a non-empty subset of the machine's cores {cores}, got {cpus}")
+        try:
+            os.sched_setaffinity(0, wanted)  # what the kernel refuses (cores outside a cpuset) fails here, clearly
+        except OSError as error:
+            raise ValueError(f"cannot pin to cores {sorted(wanted)}: {error}") from error
         self.cpus = wanted
         self._apply_pin(passes=1)
 
