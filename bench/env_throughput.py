@@ -10,13 +10,15 @@ have. A worker warms up (browser launch, first pages), waits for the start signa
 and then either the template's scripted solver (`--driver solver`, default: the same work in every run) or
 `--steps` random actions allowed by the discrete wrapper's mask (`--driver random`: the RL workload).
 
-- Scaling: one worker runs `--scaling-episodes` episodes alone, its browser free to use every core; then two
-  workers run as many each, at once, each browser pinned to a core of its own (`cpus: "worker"`, i.e.
-  `BrowserHost.pin`); then two workers again with free browsers. `steps_per_s_1` is the lone worker's env steps
-  per second of wall time (resets included, as a rollout worker sees them); `steps_per_s_2` is the pinned pair's
-  steps over the wall time of the slower; `scaling` their ratio (2.0 is perfect; the target on 2 cores is ≥ 1.8);
-  `steps_per_s_2_free` is the free pair's. A free Chromium spreads its work over both cores and spends more CPU on
-  a step doing so, which leaves a second free worker nothing (see `browser.py`).
+- Scaling: four runs of `--scaling-episodes` episodes a worker: one worker alone with its browser free to use
+  every core, one worker pinned to one core (`BrowserEnv(cpus=...)`, i.e. `BrowserHost.pin`: the stepping
+  thread, the driver and the whole browser tree), two workers at once pinned to a core each, two free workers
+  at once. A run's rate is its env steps per second of wall time (resets included, as a rollout worker sees
+  them), a pair's over the wall time of the slower. `scaling` is the pinned pair over the free lone worker (the
+  machine's gain from a second worker; 2.0 is perfect, the target on 2 cores ≥ 1.8); `scaling_per_core` is the
+  pinned pair over the pinned lone worker (each worker on the one core it is allotted, as RLlib's
+  `num_cpus_per_env_runner=1` allots it). A free Chromium spreads its work over both cores and spends more CPU
+  on a step doing so, which leaves a second free worker nothing (`steps_per_s_2_free`; see `browser.py`).
 - CPU: each run also reports the cores its workers' process trees used (CPU seconds over wall time): a
   worker that alone keeps more than one of 2 cores busy cannot scale to 2.0, and on a machine that other
   jobs load, 2 workers get no more than the cores left free.
@@ -28,7 +30,8 @@ and then either the template's scripted solver (`--driver solver`, default: the 
   sawtooth (its garbage collector), so a short run's RSS slope overstates growth. `reset_s` is the median
   reset time of this run.
 
-Last line: `steps_per_s_1=… steps_per_s_2=… scaling=… steps_per_s_2_free=… reset_s=… rss_growth_mb_per_1000=…`.
+Last line: `steps_per_s_1=… steps_per_s_2=… scaling=… steps_per_s_1_pinned=… scaling_per_core=…
+steps_per_s_2_free=… reset_s=… rss_growth_mb_per_1000=…`.
 """
 
 from __future__ import annotations
@@ -223,29 +226,25 @@ def main() -> None:
             args.app, tuple(args.difficulties), args.ui_seed, episodes, args.driver, args.steps, seed, every, cpus
         )
 
-    def pair(pinned: bool) -> tuple[float, str]:
-        """Two workers at once; (steps/s, a report line)."""
-        cores = (0, 1) if pinned else (None, None)
-        two = run_workers([spec(args.scaling_episodes, args.seed + i, core) for i, core in enumerate(cores)])
-        steps, wall, cpu = sum(s["steps"] for s in two), max(s["wall"] for s in two), sum(s["cpu"] for s in two)
-        rate = steps / wall
-        where = "each browser pinned to its own core" if pinned else "free browsers"
-        return rate, (
-            f"2 workers, {where}: {steps} steps in {wall:.1f} s = {rate:.2f} steps/s (scaling {rate / steps_1:.2f}); "
-            f"their trees used {cpu / wall:.2f} cores ({cpu / steps * 1000:.0f} ms CPU a step)"
+    def scaling_run(workers: int, pinned: bool) -> float:
+        """`workers` workers at once, each pinned to a core of its own or all free; prints a line, returns the
+        steps per second of wall time of the slowest."""
+        stats = run_workers(
+            [spec(args.scaling_episodes, args.seed + i, i if pinned else None) for i in range(workers)]
         )
+        steps, wall, cpu = sum(s["steps"] for s in stats), max(s["wall"] for s in stats), sum(s["cpu"] for s in stats)
+        where = "pinned to a core each" if pinned else "free"
+        print(
+            f"{workers} worker(s), {where}: {steps} steps in {wall:.1f} s = {steps / wall:.2f} steps/s; their process "
+            f"trees used {cpu / wall:.2f} cores ({cpu / steps * 1000:.0f} ms CPU a step)",
+            flush=True,
+        )
+        return steps / wall
 
-    (one,) = run_workers([spec(args.scaling_episodes, args.seed)])
-    steps_1 = one["steps"] / one["wall"]
-    print(
-        f"1 worker: {one['steps']} steps in {one['wall']:.1f} s = {steps_1:.2f} steps/s; its process tree used "
-        f"{one['cpu'] / one['wall']:.2f} cores ({one['cpu'] / one['steps'] * 1000:.0f} ms CPU a step)",
-        flush=True,
-    )
-    steps_2, line = pair(pinned=True)
-    print(line, flush=True)
-    steps_2_free, line = pair(pinned=False)
-    print(line, flush=True)
+    steps_1 = scaling_run(1, pinned=False)
+    steps_1_pinned = scaling_run(1, pinned=True)
+    steps_2 = scaling_run(2, pinned=True)
+    steps_2_free = scaling_run(2, pinned=False)
     (run,) = run_workers([spec(args.episodes, args.seed + 2)])
     memory = run["memory"]
     rss, uss = [(x, r) for x, r, _ in memory], [(x, u) for x, _, u in memory]
@@ -262,6 +261,7 @@ def main() -> None:
     print("memory samples (episode: tree RSS / USS MB): " + ", ".join(f"{x}: {r:.0f}/{u:.0f}" for x, r, u in memory))
     print(
         f"steps_per_s_1={steps_1:.2f} steps_per_s_2={steps_2:.2f} scaling={steps_2 / steps_1:.2f} "
+        f"steps_per_s_1_pinned={steps_1_pinned:.2f} scaling_per_core={steps_2 / steps_1_pinned:.2f} "
         f"steps_per_s_2_free={steps_2_free:.2f} reset_s={reset_s:.3f} rss_growth_mb_per_1000={growth:.1f}"
     )
 
