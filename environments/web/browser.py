@@ -112,12 +112,12 @@ class BrowserHost:
         cores = range(os.cpu_count() or 1)
         if not wanted or not wanted <= set(cores):
             raise ValueError(f"cpus must be a non-empty subset of the machine's cores {cores}, got {cpus}")
+        previous, self.cpus = self.cpus, wanted
         try:
-            os.sched_setaffinity(0, wanted)  # what the kernel refuses (cores outside a cpuset) fails here, clearly
-        except OSError as error:
+            self._apply_pin(passes=1)
+        except OSError as error:  # the kernel refuses the mask (cores outside this container's cpuset)
+            self.cpus = previous
             raise ValueError(f"cannot pin to cores {sorted(wanted)}: {error}") from error
-        self.cpus = wanted
-        self._apply_pin(passes=1)
 
     def _apply_pin(self, passes: int) -> None:
         if self.cpus is None:

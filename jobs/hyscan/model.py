@@ -109,10 +109,12 @@ class HybridNet(nn.Module):
                 step = stride if index == 0 else 1
                 blocks.append(HybridBlock(cin, width, hw, step, generator, **tri))
                 hw, cin = _out_hw(hw, step), width
-                attentions.append(NoisyAttention(cin, attention_noise))
+                if attention == "every_block":
+                    attentions.append(NoisyAttention(cin, attention_noise))
+        if attention == "last":
+            attentions.append(NoisyAttention(cin, attention_noise))
         self.blocks = nn.Sequential(*blocks)
-        # one residual attention per block, or only the last block's
-        self.attentions = nn.ModuleList(attentions if attention == "every_block" else attentions[-1:])
+        self.attentions = nn.ModuleList(attentions)  # a residual attention after each of the last len(...) blocks
         self.head = SNLinear(cin * hw[0] * hw[1], num_classes)
 
     def features(self, x: Tensor) -> Tensor:
