@@ -24,7 +24,8 @@ at the trial's σ with the hybrid's training budget, attacked by the same EOT-PG
 spectrally normalised convs, frozen RP branches with a per-sample random power-iteration scale, and Gaussian
 attention-map noise left on at inference. The verdict is judged at the default σ = 0.25; `evidence["at_paper_sigma"]`
 repeats the comparison at the paper's training σ = 0.5 (`PAPER_SIGMA`). Neither holds at laptop scale (see
-docs/architecture.md for the numbers, also with 5 RP power iterations and with the learnable branch only).
+docs/architecture.md for the numbers, also with 5 RP power iterations, with the learnable branch only and with
+an attention after every block).
 """
 
 from __future__ import annotations
