@@ -158,9 +158,9 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
         super().reset(seed=seed)
         self.task = self._choose_task(options or {})
         failure: Exception | None = None
+        self.host.pin(self.cpus)  # a relaunch below pins the new browser itself
         for _ in range(self.reset_retries + 1):
             try:
-                self.host.pin(self.cpus)
                 browser = self.host.browser  # launches (again) if needed, under its own timeout
                 with self.host.watchdog(self.reset_timeout_s):
                     observation = self._open_episode(browser)
