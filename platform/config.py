@@ -11,20 +11,101 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import inspect
 import math
+import re
 import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from raygent.platform.study import StudyParams
 
 
 class ConfigError(ValueError):
     """A config that cannot run; the message is meant for the user as it is."""
+
+
+EntryKind = Literal["callable", "class", "function"]
+_ENTRY_PATTERN = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
+_KIND_WORDS = {"callable": "a function or class", "class": "a class", "function": "a function"}
+
+
+def check_entry(
+    value: object, kind: EntryKind = "callable", expects: str | None = None, args: int | None = None
+) -> str:
+    """Validate a `"module:attr"` string and return it unchanged; raise `ConfigError` saying what is wrong.
+
+    The module is imported (a config names code that must exist where the job is validated, i.e. before Ray
+    starts), the attribute must exist and be `kind` (`callable`: a function or a class; `class`; `function`:
+    callable but not a class). With `args`, the callable must accept that many positional arguments (checked on
+    its signature, not by calling it). `expects` describes the target in the message, e.g. "a function
+    f(split, seed, n) -> list[Task]". `ConfigError` is a `ValueError`, so inside a pydantic validator the
+    message reaches `ConfigError` via `validate_config` with the key in front: `env.tasks: 'a.b:c': ...`.
+    """
+    what = expects or _KIND_WORDS[kind]
+    expected = f"expected 'module:attr' naming {what}"
+    if not isinstance(value, str):
+        raise ConfigError(f"got {value!r} ({type(value).__name__}); {expected}")
+    if not _ENTRY_PATTERN.match(value):
+        raise ConfigError(f"{value!r} is not of the form 'module:attr'; {expected}")
+    module_name, _, attr = value.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise ConfigError(f"{value!r}: no module named {exc.name or module_name!r}; {expected}") from None
+    except Exception as exc:  # a module that fails while importing: say how, without a traceback
+        raise ConfigError(
+            f"{value!r}: importing module {module_name!r} failed ({type(exc).__name__}: {exc}); {expected}"
+        ) from None
+    if not hasattr(module, attr):
+        public = [name for name in dir(module) if not name.startswith("_")]
+        raise ConfigError(
+            f"{value!r}: module {module_name!r} has no attribute {attr!r}{_did_you_mean(attr, public)}; {expected}"
+        )
+    target = getattr(module, attr)
+    is_class = inspect.isclass(target)
+    if not callable(target) or (kind == "class" and not is_class) or (kind == "function" and is_class):
+        got = "a class" if is_class else ("a function" if callable(target) else f"a {type(target).__name__}")
+        raise ConfigError(f"{value!r} is {got}; {expected}")
+    if args is not None:
+        try:
+            inspect.signature(target).bind(*range(args))
+        except TypeError:
+            raise ConfigError(
+                f"{value!r} cannot be called with {args} positional argument(s) "
+                f"(signature {inspect.signature(target)}); {expected}"
+            ) from None
+        except ValueError:  # no signature to inspect (a builtin): accept
+            pass
+    return value
+
+
+def entry_validator(
+    kind: EntryKind = "callable", expects: str | None = None, args: int | None = None
+) -> AfterValidator:
+    """A pydantic validator for a `"module:attr"` field: `Annotated[str, entry_validator("class")]`.
+
+    The aliases below cover the common cases; write your own alias for a described target, e.g.
+    `TaskSource = Annotated[str, entry_validator("function", "a function f(split, seed, n) -> list[Task]", 3)]`.
+    Defaults of such a field are not validated (pydantic's default), so a default costs no import.
+    """
+
+    def validate(value: str) -> str:
+        return check_entry(value, kind, expects, args)
+
+    return AfterValidator(validate)
+
+
+EntryPoint = Annotated[str, entry_validator("callable")]
+"""`"module:attr"` naming an importable function or class (imported and checked when the config validates)."""
+ClassEntry = Annotated[str, entry_validator("class")]
+"""`"module:attr"` naming an importable class."""
+FunctionEntry = Annotated[str, entry_validator("function")]
+"""`"module:attr"` naming an importable function (any callable that is not a class)."""
 
 
 class Frozen(BaseModel):
@@ -153,6 +234,25 @@ def load_entry(entry: str) -> Any:
     return getattr(module, attr)
 
 
+_JOB_EXPECTS = "a job class (a study with params_model, trainable, analyze, plot; or a recipe with config_model, run)"
+_STUDY_ATTRS = ("params_model", "metric", "mode", "trainable", "analyze", "plot")
+
+
+def check_job_entry(value: object) -> str:
+    """`entry:` must name a job class: a `TuneStudy` (sweeps) or an agent recipe (`config_model` and `run`)."""
+    try:
+        check_entry(value, "class", _JOB_EXPECTS)
+    except ConfigError as exc:
+        raise ConfigError(f"entry: {exc}") from None
+    assert isinstance(value, str)
+    job_class = load_entry(value)
+    is_recipe = hasattr(job_class, "config_model") and callable(getattr(job_class, "run", None))
+    missing = [name for name in _STUDY_ATTRS if not hasattr(job_class, name)]
+    if not is_recipe and missing:
+        raise ConfigError(f"entry: {value!r} is a class without {', '.join(missing)}; expected {_JOB_EXPECTS}")
+    return value
+
+
 def parse_override(text: str) -> tuple[list[str], Any]:
     """`a.b=1` → (["a", "b"], 1); the value is read as YAML (numbers, lists, booleans, null)."""
     key, sep, raw = text.partition("=")
@@ -192,10 +292,7 @@ def load_config(name_or_path: str, overrides: Sequence[str] = ()) -> JobConfig:
 
 def validate_config(data: Mapping[str, Any]) -> JobConfig:
     data = dict(data)
-    entry = data.get("entry")
-    if not isinstance(entry, str) or ":" not in entry:
-        raise ConfigError(f"entry: expected 'module:attr' naming the job's class, got {entry!r}")
-    job_class = load_entry(entry)
+    job_class = load_entry(check_job_entry(data.get("entry")))
     params_model: type[StudyParams] = getattr(job_class, "params_model", StudyParams)
     sections: dict[str, Any] = {"study": (params_model, params_model())}
     config_model: type[BaseModel] | None = getattr(job_class, "config_model", None)
@@ -264,8 +361,11 @@ def _explain(exc: ValidationError, model: type[BaseModel]) -> str:
         return f"{key}: unknown key{hint}; expected {expected}"
     if error["type"] == "missing":
         return f"{key}: required key is missing"
+    more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
+    cause = error.get("ctx", {}).get("error")
+    if isinstance(cause, ConfigError):  # a validator's own message (e.g. check_entry): it names the value already
+        return f"{key}: {cause}{more}"
     shown = repr(value) if not isinstance(value, float) or math.isfinite(value) else str(value)
     if isinstance(value, dict | list) and len(shown) > 80:
         shown = shown[:77] + "..."
-    more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
     return f"{key}: got {shown}; expected {error['msg'].lower()}{more}"

@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Annotated
 
 import pytest
 import yaml
+from pydantic import BaseModel, ValidationError
 
-from raygent.platform.config import ConfigError, apply_overrides, load_config, parse_override, resolve_config_path
+from raygent.platform.config import (
+    ClassEntry,
+    ConfigError,
+    EntryPoint,
+    _explain,
+    apply_overrides,
+    check_entry,
+    entry_validator,
+    load_config,
+    parse_override,
+    resolve_config_path,
+)
 
 from conftest import raygent
 
@@ -71,8 +85,63 @@ def test_study_block_is_typed_by_the_entry(tmp_path: Path) -> None:
     assert config.study.seed == 7 and type(config.study).__name__ != "StudyParams"
     with pytest.raises(ConfigError, match=r"^study\.sed: unknown key \(did you mean 'seed'\?\)"):
         load_config(write(tmp_path, BASE), ["study.sed=1"])
-    with pytest.raises(ConfigError, match=r"^entry: cannot import module 'raygent.jobs.nope'"):
+    with pytest.raises(ConfigError, match=r"^entry: 'raygent.jobs.nope:X': no module named 'raygent.jobs.nope'"):
         load_config(write(tmp_path, {**BASE, "entry": "raygent.jobs.nope:X"}))
+
+
+def test_entry_must_name_a_job_class(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^entry: 'os.path:join' is a function; expected 'module:attr' naming a job"):
+        load_config(write(tmp_path, {**BASE, "entry": "os.path:join"}))
+    with pytest.raises(ConfigError, match=r"^entry: 'collections:OrderedDict' is a class without params_model"):
+        load_config(write(tmp_path, {**BASE, "entry": "collections:OrderedDict"}))
+    with pytest.raises(ConfigError, match=r"^entry: 'raygent.jobs.fls.study:FLSStudi': .* \(did you mean 'FLSStudy'"):
+        load_config(write(tmp_path, {**BASE, "entry": "raygent.jobs.fls.study:FLSStudi"}))
+
+
+class _Entries(BaseModel):
+    any_callable: EntryPoint = "os.path:join"
+    a_class: ClassEntry | None = None
+    source: Annotated[str, entry_validator("function", "a task source f(split, seed, n)", 3)] = "x:y"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"any_callable": "os:path"}, r"'os:path' is a module; expected 'module:attr' naming a function or class"),
+        ({"any_callable": "no_such_mod:f"}, r"'no_such_mod:f': no module named 'no_such_mod'"),
+        ({"any_callable": "os.path:joinn"}, r"has no attribute 'joinn' \(did you mean 'join'\?\)"),
+        ({"any_callable": "just words"}, r"'just words' is not of the form 'module:attr'"),
+        ({"a_class": "os.path:join"}, r"'os.path:join' is a function; expected 'module:attr' naming a class"),
+        ({"source": "collections:OrderedDict"}, r"is a class; expected 'module:attr' naming a task source"),
+        ({"source": "os.path:exists"}, r"cannot be called with 3 positional argument\(s\) \(signature \(path\)\)"),
+    ],
+)
+def test_entry_types_name_the_value_and_what_was_expected(data: dict, message: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        _Entries.model_validate(data)
+    key = next(iter(data))
+    assert re.search(f"^{key}: .*{message}", _explain(info.value, _Entries)), _explain(info.value, _Entries)
+
+
+def test_entry_types_accept_what_they_describe() -> None:
+    valid = _Entries.model_validate(
+        {"a_class": "collections:OrderedDict", "source": "raygent.jobs.grpo_toy.tasks:toolcalc_tasks"}
+    )
+    assert valid.a_class == "collections:OrderedDict"
+    assert check_entry("os.path:join", "function") == "os.path:join"
+    with pytest.raises(ConfigError, match="naming a class"):
+        check_entry("os.path:join", "class")
+
+
+def test_agent_env_entries_are_checked_before_anything_starts(tmp_path: Path) -> None:
+    base = yaml.safe_load((Path(__file__).parent.parent / "jobs/configs/grpo_toy.yaml").read_text())
+    for key, value, message in [
+        ("env.tasks", "raygent.jobs.grpo_toy.tasks:no_such_tasks", "has no attribute 'no_such_tasks'"),
+        ("env.registration", "raygent.nowhere:register", "no module named 'raygent.nowhere'"),
+        ("env.demonstrations", "raygent.jobs.grpo_toy.tasks:toolcalc_tasks", "cannot be called with 1 positional"),
+    ]:
+        with pytest.raises(ConfigError, match=f"^{re.escape(key)}: '{re.escape(value)}'.*{message}"):
+            load_config(write(tmp_path, base), [f"{key}={value}"])
 
 
 def test_cli_bad_config_exits_2_with_one_line_and_no_traceback(tmp_path: Path) -> None:

@@ -7,10 +7,11 @@ policy.model=/models/qwen` changes the backend and model with no code change (DE
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from raygent.platform.config import entry_validator
 from raygent.platform.losses.config import LossConfig
 from raygent.policies.backends.base import SamplingParams
 from raygent.policies.prompts import PromptFormat
@@ -43,10 +44,14 @@ class EnvSettings(Section):
 
     id: str = "raygent/ToolCalc-v0"
     kwargs: dict[str, Any] = Field(default_factory=dict)
-    registration: str = "raygent.environments.toolcalc:register_envs"
-    tasks: str = "raygent.jobs.grpo_toy.tasks:toolcalc_tasks"
+    registration: Annotated[str, entry_validator("function", "a function that registers the environment", 0)] = (
+        "raygent.environments.toolcalc:register_envs"
+    )
+    tasks: Annotated[str, entry_validator("function", "a task source f(split, seed, n) -> list[Task]", 3)] = (
+        "raygent.jobs.grpo_toy.tasks:toolcalc_tasks"
+    )
     task_kwargs: dict[str, Any] = Field(default_factory=dict)
-    demonstrations: str | None = None
+    demonstrations: Annotated[str, entry_validator("function", "an expert f(tasks) -> list[turns]", 1)] | None = None
     """`"module:attr"` of `f(tasks: list[Task]) -> list[list[tuple[str, str]]]`: an expert's (observation,
     action) turns per task, for the SFT stage."""
     train_split: str = "train"
