@@ -6,7 +6,7 @@
                               [--ui-seed 0] [--templates open_file word_wrap ...] [--seed 0] [--max-minutes M]
                               [--free-browsers] [--out curve.json]
 
-The environment is `"raygent-web-discrete"` (`platform/rllib_env.py`, registered with `register_env`) over
+The environment is `"raygent-web-discrete"` (`environments/web/rllib.py`, registered with `register_env`) over
 `BrowserEnv`; each env runner is a Ray actor with its own Chromium. An iteration samples `--batch` steps and
 runs PPO's update (`--policy elements`: one MLP shared across element slots; `flat`: RLlib's MLP over the
 whole feature vector); its success rate is the share of the episodes that ended in that iteration whose
@@ -38,7 +38,7 @@ from pathlib import Path
 
 import ray
 
-from raygent.platform.rllib_env import (
+from raygent.environments.web.rllib import (
     EPISODE_RETURN_MEAN,
     EPISODES_DONE,
     EPISODES_INFRA_FAILED,

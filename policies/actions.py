@@ -18,7 +18,7 @@ Each environment declares the kinds it accepts with an `ActionGrammar` (e.g. `Ac
 canonical text that `parse` reads back to an equal action; environments receive that string.
 
 One kind may have several *forms*: `Action` subclasses sharing the kind with different numbers of fields (the
-web grammar's `click(12)` on an element id and `click(500, 300)` on a 0–1000 grid, `policies/web_actions.py`).
+web grammar's `click(12)` on an element id and `click(500, 300)` on a 0–1000 grid, `environments/web/grammar.py`).
 `parse` tries the forms from the most fields to the fewest and returns the first that validates; when none
 does, the reason lists every form's complaint.
 """

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from raygent.environments.web.grammar import WEB_GRAMMAR
 from raygent.environments.web.observe import parse
 from raygent.environments.web.registry import make_task
 from raygent.jobs.web_agent import demos
@@ -24,7 +25,6 @@ from raygent.jobs.web_agent.observation import compact
 from raygent.jobs.web_agent.recipe import template_rows
 from raygent.jobs.web_agent.tasks import HELDOUT_START, TRAIN_POOL, sft_pool, template_ids, web_tasks
 from raygent.policies.actions import InvalidAction
-from raygent.policies.web_actions import WEB_GRAMMAR
 
 from conftest import post, raygent, records, run_killed_at_grpo_step, served
 

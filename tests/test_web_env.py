@@ -21,12 +21,7 @@ from raygent.environments.web.actions import ActionSettings, normalize_hotkey
 from raygent.environments.web.browser import BrowserHost, shared_browser
 from raygent.environments.web.discrete import make_discrete_env, worker_core
 from raygent.environments.web.env import BrowserEnv, register_envs, run_solver
-from raygent.environments.web.observe import find, parse
-from raygent.environments.web.registry import env_id, from_platform, list_tasks, make_task, platform_tasks
-from raygent.environments.web.server import shared_server
-from raygent.platform.contracts import Task
-from raygent.policies.actions import ActionGrammar, ClickAction, FinishedAction, InvalidAction, TypeAction
-from raygent.policies.web_actions import (
+from raygent.environments.web.grammar import (
     WEB_GRAMMAR,
     ClickPoint,
     DoubleClickElement,
@@ -37,6 +32,11 @@ from raygent.policies.web_actions import (
     SelectAction,
     TypeText,
 )
+from raygent.environments.web.observe import find, parse
+from raygent.environments.web.registry import env_id, from_platform, list_tasks, make_task, platform_tasks
+from raygent.environments.web.server import shared_server
+from raygent.platform.contracts import Task
+from raygent.policies.actions import ActionGrammar, ClickAction, FinishedAction, InvalidAction, TypeAction
 
 TASK = "media_player/play_track/1"
 

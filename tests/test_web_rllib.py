@@ -30,8 +30,7 @@ from raygent.environments.web.discrete import (
     text_slots,
 )
 from raygent.environments.web.registry import list_tasks
-from raygent.environments.web.server import ui_spec
-from raygent.platform.rllib_env import (
+from raygent.environments.web.rllib import (
     ENV_NAME,
     EPISODE_RETURN_MEAN,
     metric,
@@ -40,6 +39,7 @@ from raygent.platform.rllib_env import (
     success_rate,
     template_counts,
 )
+from raygent.environments.web.server import ui_spec
 
 APP = "code_editor"
 SMALL = Encoding(elements=8, text_slots=2, name_buckets=4, term_buckets=8)

@@ -1,4 +1,4 @@
-"""Executing parsed web actions (`policies/web_actions.py`) on a Playwright page.
+"""Executing parsed web actions (`grammar.py`) on a Playwright page.
 
 Element ids resolve through the `data-rg-id` marks the last observation left on the page (`observe.js`);
 grid coordinates (0–1000) scale to the viewport. A failure the agent caused — no such id, a hidden, covered or
@@ -21,9 +21,7 @@ from urllib.parse import urljoin
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from raygent.environments.web.sandbox import Sandbox
-from raygent.policies.actions import Action, ClickAction, FinishedAction, TypeAction
-from raygent.policies.web_actions import (
+from raygent.environments.web.grammar import (
     GRID,
     ClickPoint,
     DoubleClickElement,
@@ -40,6 +38,8 @@ from raygent.policies.web_actions import (
     TypeText,
     WaitAction,
 )
+from raygent.environments.web.sandbox import Sandbox
+from raygent.policies.actions import Action, ClickAction, FinishedAction, TypeAction
 
 
 class ActionError(Exception):

@@ -3,7 +3,7 @@
 Each episode is one task (`registry.py`): a fresh browser context of the process's one Chromium
 (`browser.py`) opens `/<app>/index.html?seed=<ui seed>` on the suite's server (`server.py`), awaits
 `window.raygent.ready` and calls `window.raygent.setState(initial_state)`. Each `step` parses the action string
-with the web grammar (`policies/web_actions.py`), carries it out (`actions.py`), reads
+with the web grammar (`grammar.py`), carries it out (`actions.py`), reads
 `window.raygent.getState()` from the app's page and asks the template's `validate`.
 
 - Observation (dict): `text` (the accessibility tree with element ids, `observe.py`), `goal`, `url`,
@@ -40,6 +40,7 @@ from playwright.sync_api import Error as PlaywrightError
 from raygent.environments.web.actions import ActionError, ActionExecutor, ActionSettings, settle
 from raygent.environments.web.browser import BrowserHost, BrowserHung, shared_browser
 from raygent.environments.web.dom import INIT_SCRIPT, observe
+from raygent.environments.web.grammar import WEB_GRAMMAR
 from raygent.environments.web.obs_space import MAX_TEXT_CHARS, action_space, clean, observation_space, png_to_array
 from raygent.environments.web.registry import (
     APPS,
@@ -54,7 +55,6 @@ from raygent.environments.web.sandbox import Sandbox
 from raygent.environments.web.server import AppServer, shared_server, ui_spec
 from raygent.platform.contracts import Task
 from raygent.policies.actions import FinishedAction, InvalidAction
-from raygent.policies.web_actions import WEB_GRAMMAR
 
 UNREADABLE_STATE: dict[str, Any] = {}
 """What `validate` sees when the app's page cannot be read (it navigated away)."""
