@@ -12,14 +12,17 @@ Conventions the rest of the platform relies on:
   never re-tokenized for training: the learner trains on these ids (DESIGN §3).
 - `policy_version` is the weight version of the engine that produced the step. A trajectory's version is that of
   its oldest step, so staleness is measured conservatively.
-- A trajectory's reward is the sum of its step rewards; an episode-level judgement is written onto its last step.
+- A trajectory's reward is the sum of its step rewards unless a reward model gave it a `score` (the judge stage of
+  the trainer writes `judgement` and `score`); `Trajectory.reward` is the number advantages are computed from.
+- `Step.failure` is a judge's (or the environment's) per-step verdict: True on a failure action, False on a step
+  judged fine, None when nobody judged the step.
 - `TrajectoryGroup` is the GRPO unit: every queue moves whole groups, never single trajectories.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -75,7 +78,8 @@ class Step(Contract):
     """One policy call and the environment's answer to it (see the module docstring for the token conventions).
 
     `action` is the parsed action string sent to the environment; `valid_action` is False when the response did
-    not parse (such a step earns no reward and is counted in metrics).
+    not parse (such a step earns no reward and is counted in metrics). `tool_call` is True for an agent-side tool
+    call (its result went back into the context without an environment step). `failure`: see the module docstring.
     """
 
     observation: Observation
@@ -85,6 +89,8 @@ class Step(Contract):
     action: str
     reward: float = 0.0
     valid_action: bool = True
+    tool_call: bool = False
+    failure: bool | None = None
     info: dict[str, Any] = Field(default_factory=dict)
     policy_version: int = Field(ge=0)
 
@@ -106,6 +112,26 @@ class Step(Contract):
         return self
 
 
+StepLabel = Literal["correct", "redundant", "error"]
+
+
+class Judgement(Contract):
+    """A reward model's verdict on one trajectory.
+
+    `success` and `score` are the episode-level decision and scalar; `step_labels` (one per step, when the model
+    gives them) say whether each step was correct, redundant or an error; `first_error_step` is the index of the
+    first error step (None: no error found, or the model does not localise errors); `reason` is a short
+    explanation; `info` carries model-specific structure (e.g. the World State Model's per-step captions).
+    """
+
+    score: float
+    success: bool
+    reason: str = ""
+    step_labels: list[StepLabel] | None = None
+    first_error_step: int | None = Field(default=None, ge=0)
+    info: dict[str, Any] = Field(default_factory=dict)
+
+
 class Trajectory(Contract):
     """One episode of one task, as the rollout worker recorded it.
 
@@ -117,6 +143,8 @@ class Trajectory(Contract):
       success rate. Only such a trajectory may have no steps.
     - `truncated`: the episode was cut by a limit (turn limit, context length, a response cut at max tokens)
       rather than ended by the agent or the environment; the learner can mask it out of the loss.
+    - `judgement`: the reward model's verdict (None before the judge stage, or when the run has none);
+      `score`: the scalar the learner uses instead of the sum of step rewards (None: that sum).
     """
 
     task: Task
@@ -127,6 +155,8 @@ class Trajectory(Contract):
     infra_failure: bool = False
     infra_retries: int = Field(default=0, ge=0)
     truncated: bool = False
+    judgement: Judgement | None = None
+    score: float | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -152,6 +182,11 @@ class Trajectory(Contract):
         """The undiscounted return: the sum of the step rewards."""
         return math.fsum(step.reward for step in self.steps)
 
+    @property
+    def reward(self) -> float:
+        """What advantages are computed from: the judge stage's `score`, else `total_reward`."""
+        return self.score if self.score is not None else self.total_reward
+
 
 class TrajectoryGroup(Contract):
     """G trajectories of the same task: the unit GRPO normalizes advantages over, and the unit every queue moves."""
@@ -173,8 +208,8 @@ class TrajectoryGroup(Contract):
 
     @property
     def rewards(self) -> list[float]:
-        """Each trajectory's total reward, in order."""
-        return [trajectory.total_reward for trajectory in self.trajectories]
+        """Each trajectory's reward (`Trajectory.reward`), in order."""
+        return [trajectory.reward for trajectory in self.trajectories]
 
     @property
     def policy_version(self) -> int:
@@ -188,15 +223,3 @@ class TrajectoryGroup(Contract):
         """
         rewards = self.rewards
         return max(rewards) - min(rewards) <= atol
-
-
-class Judgement(Contract):
-    """A reward model's verdict on one trajectory: a scalar `score`, a `success` decision and its reason.
-
-    `info` carries model-specific structure (e.g. the World State Model's first error step).
-    """
-
-    score: float
-    success: bool
-    reason: str = ""
-    info: dict[str, Any] = Field(default_factory=dict)

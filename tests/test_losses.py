@@ -20,13 +20,14 @@ from raygent.platform.losses import (
     adversarial_imitation_loss,
     aggregate,
     grpo_loss,
-    ppo_loss,
     sft_loss,
 )
+from raygent.platform.losses import ADVANTAGE_ESTIMATORS, TERMS
 from raygent.platform.losses import advantages as adv
 from raygent.platform.losses.importance import truncated_importance_weights
 from raygent.platform.losses.kl import kl_estimate
 from raygent.platform.losses.logprobs import entropy_from_logits, token_logprobs
+from raygent.platform.losses.terms import TermInputs, build_term
 
 LN = math.log
 
@@ -320,39 +321,6 @@ def test_grpo_rollout_advantages_broadcast_and_entropy() -> None:
     assert close(grpo_loss(logprobs, torch.zeros(2, 3), ADVANTAGES, MASK, logits=uniform).stats["entropy"], LN(4))
 
 
-# --- PPO -----------------------------------------------------------------------------------------------------------
-
-
-def test_ppo_policy_term_matches_grpo_with_per_token_advantages() -> None:
-    logprobs = ratio_logprobs(RATIOS)
-    per_token = torch.tensor([[1.0, 1.0, 0.0], [-1.0, -1.0, -1.0]])
-    result = ppo_loss(logprobs, torch.zeros(2, 3), per_token, MASK, clip_high=0.28)
-    assert close(result.loss, grpo_loss(logprobs, torch.zeros(2, 3), ADVANTAGES, MASK, clip_high=0.28).loss.item())
-    assert "value_loss" not in result.stats
-
-
-def test_ppo_value_loss_by_hand() -> None:
-    mask = torch.ones(1, 2, dtype=torch.bool)
-    values = torch.tensor([[0.5, 0.9]], requires_grad=True)
-    returns = torch.tensor([[1.0, 1.0]])
-    zeros = torch.zeros(1, 2)
-    # unclipped: ½·(0.5² + 0.1²) / 2 = (0.125 + 0.005) / 2 = 0.065
-    plain = ppo_loss(zeros, zeros, zeros, mask, values=values, returns=returns, value_coef=1.0)
-    assert close(plain.stats["value_loss"], 0.065) and close(plain.loss, 0.065)
-    # clipped around old values 0.5 and 0.0 with ε_v = 0.2: token 0 unchanged; token 1 → clip(0.9, −0.2, 0.2)
-    # = 0.2, (0.2 − 1)² = 0.64 > 0.01, so ½·0.64 wins and V gets no gradient there
-    old_values = torch.tensor([[0.5, 0.0]])
-    clipped = ppo_loss(
-        zeros, zeros, zeros, mask, values=values, returns=returns, old_values=old_values, value_clip=0.2, value_coef=0.5
-    )
-    clipped.loss.backward()
-    assert close(clipped.stats["value_loss"], (0.125 + 0.32) / 2) and close(clipped.stats["value_clip_fraction"], 0.5)
-    assert close(clipped.loss, 0.5 * (0.125 + 0.32) / 2)
-    assert close(values.grad, [[0.5 * (0.5 - 1.0) / 2, 0.0]])  # c_v · (V − R) / N, then 0
-    with pytest.raises(ValueError, match="both values and returns"):
-        ppo_loss(zeros, zeros, zeros, mask, values=values)
-
-
 # --- adversarial imitation (SEAgent) -------------------------------------------------------------------------------
 
 
@@ -419,31 +387,67 @@ def test_token_logprobs_and_entropy() -> None:
 
 
 def test_loss_config_records_every_knob() -> None:
-    config = LossConfig(kl_coef=0.04, clip_high=0.28, aggregation="seq-mean-token-mean")
-    assert config.needs_reference_model and LossConfig(adversarial_imitation_coef=0.2).needs_reference_model
+    config = LossConfig(
+        terms=[{"name": "grpo", "clip_high": 0.28}, {"name": "kl", "coef": 0.04}], aggregation="seq-mean-token-mean"
+    )
+    assert config.needs_reference_model and not LossConfig().needs_reference_model
+    assert LossConfig(terms=[{"name": "grpo"}, {"name": "adversarial_imitation"}]).needs_reference_model
     assert LossConfig.model_validate_json(config.model_dump_json()) == config
-    with pytest.raises(ValidationError):
-        LossConfig(clip_low=1.0)
+    with pytest.raises(ValidationError, match="clip_low"):
+        LossConfig(terms=[{"name": "grpo", "clip_low": 1.0}])
+    with pytest.raises(ValidationError, match="did you mean 'grpo'"):
+        LossConfig(terms=[{"name": "grp"}])
+    with pytest.raises(ValidationError, match="each term may appear once"):
+        LossConfig(terms=["grpo", "grpo"])
+    with pytest.raises(ValidationError, match="did you mean 'rloo'"):
+        LossConfig(advantage="rlo")
     with pytest.raises(ValidationError):
         LossConfig(aggregation="seq-sum")
     with pytest.raises(ValidationError):
         LossConfig(group_size=8)
 
 
-def test_registry_calls_every_loss_with_its_config_kwargs() -> None:
-    assert set(LOSSES) == {"grpo", "ppo", "sft", "adversarial_imitation"}
-    config = LossConfig(kl_coef=0.1, clip_high=0.28, adversarial_imitation_coef=0.2, value_clip=0.2)
-    logprobs, zeros, mask = ratio_logprobs(RATIOS), torch.zeros(2, 3), MASK
-    grpo = LOSSES["grpo"](logprobs, zeros, ADVANTAGES, mask, ref_logprobs=zeros, **config.loss_kwargs("grpo"))
-    explicit = grpo_loss(logprobs, zeros, ADVANTAGES, mask, ref_logprobs=zeros, kl_coef=0.1, clip_high=0.28)
-    assert torch.equal(grpo.loss, explicit.loss)
-    LOSSES["ppo"](
-        logprobs, zeros, zeros, mask, values=zeros, returns=zeros, old_values=zeros, **config.loss_kwargs("ppo")
+def test_registries_name_every_loss_term_and_estimator() -> None:
+    assert set(LOSSES) == {"grpo", "sft", "adversarial_imitation"}
+    assert set(TERMS) == {"grpo", "kl", "adversarial_imitation", "entropy", "sft"}
+    assert set(ADVANTAGE_ESTIMATORS) == {"grpo", "drgrpo", "rloo"}
+
+
+def _inputs(logprobs: torch.Tensor, logits: torch.Tensor | None = None, failure: list[bool] | None = None) -> TermInputs:
+    zeros = torch.zeros_like(logprobs)
+    return TermInputs(
+        logprobs=logprobs,
+        proximal=logprobs.detach(),
+        logits=logits if logits is not None else torch.zeros(*logprobs.shape, 4),
+        response_ids=torch.zeros(logprobs.shape, dtype=torch.long),
+        loss_mask=MASK.float(),
+        advantages=ADVANTAGES,
+        failure=torch.tensor(failure or [False, True]),
+        aggregation="token-mean",
+        ref_logprobs=zeros,
     )
-    ai = LOSSES["adversarial_imitation"](logprobs, zeros, mask, **config.loss_kwargs("adversarial_imitation"))
-    assert close(
-        ai.loss, adversarial_imitation_loss(logprobs, zeros, mask, gamma=0.2, aggregation="token-mean").loss.item()
-    )
-    LOSSES["sft"](torch.zeros(2, 3, 5), torch.zeros(2, 3, dtype=torch.long), mask, **config.loss_kwargs("sft"))
-    with pytest.raises(KeyError):
-        config.loss_kwargs("dpo")
+
+
+def test_terms_equal_their_pure_losses_and_cover_their_samples() -> None:
+    logprobs = ratio_logprobs(RATIOS)
+    inputs = _inputs(logprobs)
+    grpo = build_term({"name": "grpo", "clip_high": 0.28})
+    expected = grpo_loss(logprobs, logprobs.detach(), ADVANTAGES, MASK, clip_high=0.28, denominator=5.0).loss
+    assert close(grpo.loss(inputs, MASK.float(), 5.0).loss, expected.item())
+    kl = build_term({"name": "kl", "coef": 0.1})
+    plain = grpo_loss(logprobs, logprobs.detach(), ADVANTAGES, MASK).loss
+    with_kl = grpo_loss(logprobs, logprobs.detach(), ADVANTAGES, MASK, kl_coef=0.1, ref_logprobs=torch.zeros(2, 3)).loss
+    assert close(kl.loss(inputs, MASK.float(), 5.0).loss, (with_kl - plain).item())
+    imitation = build_term({"name": "adversarial_imitation", "coef": 0.2})
+    assert imitation.covers(ADVANTAGES, torch.tensor([False, True])).tolist() == [False, True]
+    assert build_term({"name": "sft"}).covers(ADVANTAGES, torch.tensor([False, False])).tolist() == [True, False]
+    # the entropy bonus lowers the loss by coef · H: uniform logits over 4 tokens have H = ln 4
+    entropy = build_term({"name": "entropy", "coef": 0.5})
+    assert close(entropy.loss(_inputs(logprobs, torch.zeros(2, 3, 4)), MASK.float(), 5.0).loss, -0.5 * LN(4))
+
+
+def test_rloo_and_drgrpo_by_hand() -> None:
+    rewards, groups = torch.tensor([1.0, 0.0, 0.0, 2.0]), torch.tensor([0, 0, 0, 1])
+    # RLOO: 1 − mean(0, 0) = 1; 0 − mean(1, 0) = −½ twice; a group of one gets 0
+    assert close(ADVANTAGE_ESTIMATORS["rloo"](rewards, groups), [1.0, -0.5, -0.5, 0.0])
+    assert close(ADVANTAGE_ESTIMATORS["drgrpo"](rewards, groups), [2 / 3, -1 / 3, -1 / 3, 0.0])

@@ -27,7 +27,7 @@ from raygent.environments.web.browser import BrowserHost, BrowserHung
 from raygent.environments.web.env import BrowserEnv
 from raygent.jobs.web_agent.hindsight import HindsightGoals
 from raygent.jobs.web_agent.observation import compact
-from raygent.platform.rl.hindsight import INFO_KEY, encode
+from raygent.jobs.web_agent.replay import INFO_KEY, encode
 
 ENV_ID = "raygent/web-agent-v0"
 

@@ -6,8 +6,8 @@ group. But its exploring clicks do change the app: a menu item mutes the sound, 
 `HindsightGoals` knows a set of candidate tasks for the episode — for each hindsight template, a few
 train-seed parameter sets placed on the episode's own playlist (`library`) — and after every step reports the
 candidates whose checker now passes and did not pass on the episode's first state: goals achieved, not goals
-that were already true. `CompactWebEnv` puts them in `info["hindsight"]` (`platform.rl.hindsight.encode`); the
-trainer turns each into a demonstration of the episode's steps up to that point (`raygent.platform.rl.hindsight`).
+that were already true. `CompactWebEnv` puts them in `info["hindsight"]` (`replay.encode`); the
+trainer turns each into a demonstration of the episode's steps up to that point (`replay.py`, a trainer hook).
 
 This is hindsight experience replay (Andrychowicz et al., 2017) with the app's own checkers as the goal test. SEAgent
 gets the same effect differently: its Curriculum Generator proposes new tasks from what the agent was seen to do,

@@ -9,7 +9,7 @@
 3. **SFT** on the four apps' demonstrations, then **GRPO** on the fifth app's tasks (`env.task_kwargs`) with the
    task checker as reward, through the RL core's rollout workers and engines over `CompactWebEnv`. After each
    GRPO update, SFT steps on hindsight demonstrations: the fifth app's goals the episodes achieved on the way,
-   whatever they were asked, replayed from a buffer (`hindsight.py`, `trainer.hindsight_demos`) that
+   whatever they were asked, replayed from a buffer (`replay.py`, a trainer hook; `web.replay`) that
    `web.explore_episodes` of random-click exploration of the fifth app's train tasks seed (`explore.py`).
 4. **Evaluation** (greedy, one episode per task) before and after GRPO on held-out tasks of the fifth app —
    parameter seeds never drawn in training — and, as their own row, on templates of the fifth app that are
@@ -20,7 +20,7 @@
 Claim: GRPO raises held-out success on the fifth app by at least `MIN_GAIN` (absolute) over the SFT model. The
 "after" model is the whole RL stage's — GRPO with its hindsight replay; the exploration data is used only there.
 
-How it differs from SEAgent (`shared/papers/agent-papers.md` §1): SEAgent starts from UI-TARS-7B, learns each
+How it differs from SEAgent (`docs/architecture.md`): SEAgent starts from UI-TARS-7B, learns each
 novel app from its own curriculum judged by a World State Model, and trains GRPO on judged good steps plus
 adversarial imitation on failure steps. Here the prior knowledge is SFT on other apps, the reward is the
 app's own checker (no judge), the tasks are the suite's templates (no generated curriculum) and GRPO is
@@ -43,6 +43,7 @@ from raygent.environments.web.registry import list_tasks, make_task
 from raygent.jobs.web_agent import screens
 from raygent.jobs.web_agent.demos import demonstrations, ensure_recorded, first_screens
 from raygent.jobs.web_agent.explore import explorations
+from raygent.jobs.web_agent.replay import HindsightReplay, ReplaySettings
 from raygent.jobs.web_agent.tasks import sft_pool, template_ids, web_tasks
 from raygent.platform.config import JobConfig
 from raygent.platform.rl import metrics as m
@@ -65,7 +66,9 @@ class WebSettings(Section):
     """Threads (each with its own Chromium) that record missing demonstrations."""
     hindsight_per_template: int = Field(default=8, ge=0)
     """Candidate goals per GRPO template that each episode is checked against after every step (hindsight
-    demonstrations, with `trainer.hindsight_demos`); 0 turns the check off."""
+    demonstrations, with `replay.demos`); 0 turns the check off."""
+    replay: ReplaySettings = ReplaySettings()
+    """The hindsight replay hook (`replay.py`)."""
     explore_episodes: int = Field(default=0, ge=0)
     """Random-click exploration episodes on train tasks of the RL app whose reached goals seed the hindsight
     buffer (`explore.py`); 0 turns exploration off."""
@@ -163,7 +166,7 @@ class WebAgent:
             model_path,
             console=console,
             extra_evals={UNSEEN: unseen} if unseen else None,
-            hindsight_seed=explored,
+            hooks=[HindsightReplay(agent.web.replay, seed=explored)] if agent.web.replay.demos else [],
         )
         try:
             result = trainer.run(resume=resume)

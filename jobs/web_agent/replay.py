@@ -5,11 +5,11 @@ An environment that can tell which of its goals the current state satisfies repo
 `CompactWebEnv` does, from its app's task checkers). `relabel` turns each into a demonstration: the episode's
 effective turns up to and including that step (a turn whose action did not parse, or that the environment refused,
 changes nothing and is dropped) under the achieved goal's instruction. `HindsightBuffer` keeps the
-`trainer.hindsight_per_goal` shortest distinct demonstrations of each instruction seen so far in the run (a replay
-buffer, saved with the trainer's checkpoints); with `trainer.hindsight_demos > 0` the trainer takes
-`trainer.hindsight_updates` SFT steps on a seeded choice of at most that many of them (stratified by task family)
-after each GRPO update, before the new weights are pushed, and `trainer.hindsight_warmup` such steps before the
-first GRPO step when the buffer starts seeded (a recipe's exploration).
+`per_goal` shortest distinct demonstrations of each instruction seen so far in the run (a replay buffer, saved with
+the trainer's checkpoints). `HindsightReplay` is the trainer hook (`raygent.platform.rl.hooks`) that uses it: it
+takes `updates` SFT steps on a seeded choice of at most `demos` of them (stratified by task family) after each GRPO
+update, before the new weights are pushed, and `warmup` such steps before the first GRPO step when the buffer starts
+seeded (the recipe's exploration). Its settings are the `web.replay` section of the job config.
 
 This is hindsight experience replay (Andrychowicz et al., 2017) as self-imitation of the relabeled successes,
 not as relabeled policy-gradient samples: the rollout's logprobs were computed under the original instruction,
@@ -23,7 +23,12 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from raygent.platform.contracts import Task, Trajectory
+from raygent.platform.rl.batch import Sample, samples_from_demonstration
+from raygent.platform.rl.hooks import HookContext, TrainerHook
+from raygent.platform.rl.tasks import batch_seed
 
 INFO_KEY = "hindsight"
 """`info[INFO_KEY]`: `encode`d `[task id, instruction]` pairs first achieved at that step."""
@@ -132,3 +137,54 @@ class HindsightBuffer:
     def load_state(self, state: Sequence[dict[str, Any]]) -> None:
         self._kept = {}
         self.add([(Task.model_validate(item["task"]), [tuple(turn) for turn in item["turns"]]) for item in state])
+
+
+class ReplaySettings(BaseModel):
+    """`web.replay`: the hindsight replay hook's knobs; `demos: 0` turns it off."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    demos: int = Field(default=0, ge=0)
+    """Demonstrations per replay SFT step (drawn from the buffer, stratified by family)."""
+    updates: int = Field(default=1, ge=1)
+    """Replay SFT steps after each GRPO update."""
+    per_goal: int = Field(default=1, ge=1)
+    """Distinct demonstrations the buffer keeps per goal (the shortest ones)."""
+    warmup: int = Field(default=0, ge=0)
+    """Replay SFT steps on the seeded buffer before the first GRPO step."""
+
+
+class HindsightReplay(TrainerHook):
+    """The trainer hook of hindsight replay (see the module docstring); `seed` demonstrations start the buffer."""
+
+    def __init__(self, settings: ReplaySettings, seed: Sequence[Demonstration] = ()) -> None:
+        self.settings = settings
+        self.buffer = HindsightBuffer(settings.per_goal)
+        self.buffer.add(seed)  # a resumed run replaces it with its checkpoint's buffer
+
+    def on_start(self, context: HookContext) -> dict[str, float]:
+        if not (self.settings.warmup and len(self.buffer)):
+            return {}
+        return {"hindsight/buffer": float(len(self.buffer)), **self._replay(context, 0, self.settings.warmup)}
+
+    def after_update(self, step: int, trajectories: Sequence[Trajectory], context: HookContext) -> dict[str, float]:
+        added = self.buffer.add(relabel(trajectories))
+        stats = {"hindsight/new": float(added), "hindsight/buffer": float(len(self.buffer))}
+        return stats | (self._replay(context, step, self.settings.updates) if len(self.buffer) else {})
+
+    def _replay(self, context: HookContext, step: int, updates: int) -> dict[str, float]:
+        """`updates` SFT steps, each on a seeded draw from the buffer; the last step's stats as `hindsight/*`."""
+        stats: dict[str, float] = {}
+        for update in range(updates):
+            seed = batch_seed(context.seed, step, f"hindsight/{update}")
+            samples: list[Sample] = []
+            for task, turns in self.buffer.sample(self.settings.demos, seed):
+                samples += samples_from_demonstration(context.tokenizer, context.prompt_format, task, turns)
+            stats = context.learner.sft(samples)
+        return {f"hindsight/{key.split('/')[-1]}": value for key, value in stats.items()}
+
+    def state(self) -> Any:
+        return self.buffer.state()
+
+    def load_state(self, state: Any) -> None:
+        self.buffer.load_state(state)

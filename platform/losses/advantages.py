@@ -96,3 +96,30 @@ def mask_truncated(loss_mask: Tensor, truncated: Tensor) -> Tensor:
         )
     keep = (~truncated.bool()).unsqueeze(-1)
     return loss_mask * keep.to(loss_mask.dtype) if loss_mask.dtype != torch.bool else loss_mask & keep
+
+
+def drgrpo_advantages(rewards: Tensor, group_index: Tensor, *, eps: float = 1e-6) -> Tensor:
+    """Dr. GRPO (Liu et al., 2025): r_i − mean_g r, no std normalisation (it biases toward low-spread groups)."""
+    return group_advantages(rewards, group_index, normalize_std=False, eps=eps)
+
+
+def rloo_advantages(rewards: Tensor, group_index: Tensor, *, eps: float = 1e-6) -> Tensor:
+    """RLOO (Ahmadian et al., 2024): r_i − mean of the *other* members of i's group, = n/(n−1)·(r_i − mean_g r).
+
+    A group of one gets 0. `eps` is unused (kept for a uniform estimator signature).
+    """
+    num_groups = _num_groups(group_index, rewards)
+    rewards = rewards.detach().float()
+    counts = torch.bincount(group_index, minlength=num_groups).to(rewards.dtype)
+    sums = torch.zeros(num_groups, dtype=rewards.dtype).index_add_(0, group_index, rewards)
+    n = counts[group_index]
+    others = (sums[group_index] - rewards) / (n - 1.0).clamp(min=1.0)
+    return torch.where(n > 1, rewards - others, torch.zeros_like(rewards))
+
+
+ADVANTAGE_ESTIMATORS = {
+    "grpo": group_advantages,
+    "drgrpo": drgrpo_advantages,
+    "rloo": rloo_advantages,
+}
+"""Advantage estimators by name (`learner.loss.advantage`): `f(rewards [N], group_index [N], eps=...) -> [N]`."""

@@ -1,81 +1,78 @@
-"""`LossConfig`: every knob of the losses and of the advantage computation, in one frozen model.
+"""`LossConfig`: how a batch of judged trajectories becomes a loss, in one frozen model.
 
-The trainer validates it from the job config, writes `model_dump()` into the run's metadata, and calls a loss
-as `LOSSES[name](**batch, **config.loss_kwargs(name))`. Defaults are DeepSeekMath's GRPO without the KL term
-(so no reference model is loaded) and with DAPO's token-mean; a recipe sets the rest (e.g. SEAgent: kl_coef
-0.04, aggregation seq-mean-token-mean, adversarial_imitation_coef 0.2; DAPO: clip_high 0.28,
-filter_zero_variance_groups, mask_truncated).
+- **advantages** (computed on the driver, `advantages.py`): the estimator by name (`grpo` group-normalised,
+  `drgrpo` without the std, `rloo` leave-one-out), the zero-variance group filter and truncated-response masking;
+- **terms** (`terms.py`): the list of loss terms the learner sums, each with its own knobs; the default is the
+  GRPO policy term alone (DeepSeekMath's GRPO without the KL term, so no reference model is loaded);
+- **aggregation** and the **off-policy correction** of stale samples (`importance.py`), shared by the terms.
+
+A recipe sets the rest, e.g. SEAgent: `terms: [{name: grpo}, {name: kl, coef: 0.04}, {name: adversarial_imitation,
+coef: 0.2}]`, `aggregation: seq-mean-token-mean`; DAPO: `terms: [{name: grpo, clip_high: 0.28}]`,
+`filter_zero_variance_groups: true`, `mask_truncated: true`.
 """
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from raygent.platform.contracts import ZERO_VARIANCE_ATOL
+from raygent.platform.losses.advantages import ADVANTAGE_ESTIMATORS
 from raygent.platform.losses.aggregation import Aggregation
-from raygent.platform.losses.kl import KLEstimator
+from raygent.platform.losses.terms import LossTerm, build_term
 
 
 class LossConfig(BaseModel):
-    """The loss knobs. Which fields each loss takes is `loss_kwargs`; the rest feed `advantages.py` and
-    `importance.py` in the trainer."""
+    """The loss knobs (see the module docstring). `terms` holds each term's config as written; `built_terms()`
+    returns the term objects (validated when the config is)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    policy_loss: Literal["grpo", "ppo"] = "grpo"
-    # advantages (advantages.py)
-    normalize_std: bool = True
+    # advantages (advantages.py), on the driver
+    advantage: str = "grpo"
     advantage_eps: float = Field(default=1e-6, ge=0.0)
     filter_zero_variance_groups: bool = False
     zero_variance_atol: float = Field(default=ZERO_VARIANCE_ATOL, ge=0.0)
     mask_truncated: bool = False
-    # policy term (grpo.py, ppo.py)
-    clip_low: float = Field(default=0.2, ge=0.0, lt=1.0)
-    clip_high: float = Field(default=0.2, ge=0.0)
+    # the terms the learner sums (terms.py)
+    terms: tuple[dict[str, Any], ...] = ({"name": "grpo"},)
     aggregation: Aggregation = "token-mean"
-    kl_coef: float = Field(default=0.0, ge=0.0)
-    kl_estimator: KLEstimator = "k3"
     # off-policy correction for stale samples (importance.py)
     off_policy_correction: Literal["none", "truncated_is"] = "none"
     importance_weight_cap: float = Field(default=2.0, gt=0.0)
-    # PPO's value loss (ppo.py)
-    value_coef: float = Field(default=0.5, ge=0.0)
-    value_clip: float | None = Field(default=None, gt=0.0)
-    # SEAgent's adversarial imitation of failure actions (adversarial_imitation.py); 0 turns it off
-    adversarial_imitation_coef: float = Field(default=0.0, ge=0.0)
-    adversarial_imitation_beta: float = Field(default=1.0, gt=0.0)
+
+    @field_validator("advantage")
+    @classmethod
+    def _known_estimator(cls, value: str) -> str:
+        if value not in ADVANTAGE_ESTIMATORS:
+            close = difflib.get_close_matches(value, list(ADVANTAGE_ESTIMATORS), n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"unknown advantage estimator {value!r}{hint}; expected one of {', '.join(ADVANTAGE_ESTIMATORS)}")
+        return value
+
+    @field_validator("terms", mode="before")
+    @classmethod
+    def _valid_terms(cls, value: Any) -> Any:
+        if not isinstance(value, list | tuple) or not value:
+            raise ValueError("terms must be a non-empty list of {name: ..., <knobs>} mappings")
+        for index, spec in enumerate(value):
+            if isinstance(spec, str):
+                spec = {"name": spec}
+            if not isinstance(spec, dict):
+                raise ValueError(f"terms[{index}] must be a mapping with a name, got {spec!r}")
+            build_term(spec)  # raises ValueError naming the term
+        names = [build_term({"name": s} if isinstance(s, str) else s).name for s in value]
+        if len(set(names)) != len(names):
+            raise ValueError(f"terms: each term may appear once, got {names}")
+        return tuple({"name": s} if isinstance(s, str) else dict(s) for s in value)
+
+    def built_terms(self) -> list[LossTerm]:
+        """The term objects, in config order."""
+        return [build_term(spec) for spec in self.terms]
 
     @property
     def needs_reference_model(self) -> bool:
-        """Whether the learner must hold a frozen reference policy: only for the KL term or adversarial imitation."""
-        return self.kl_coef > 0 or self.adversarial_imitation_coef > 0
-
-    def loss_kwargs(self, name: str) -> dict[str, Any]:
-        """The keyword arguments of `LOSSES[name]` that this config sets."""
-        if name == "grpo":
-            return {
-                "clip_low": self.clip_low,
-                "clip_high": self.clip_high,
-                "kl_coef": self.kl_coef,
-                "kl_estimator": self.kl_estimator,
-                "aggregation": self.aggregation,
-            }
-        if name == "ppo":
-            return {
-                "clip_low": self.clip_low,
-                "clip_high": self.clip_high,
-                "aggregation": self.aggregation,
-                "value_coef": self.value_coef,
-                "value_clip": self.value_clip,
-            }
-        if name == "adversarial_imitation":
-            return {
-                "gamma": self.adversarial_imitation_coef,
-                "beta": self.adversarial_imitation_beta,
-                "aggregation": self.aggregation,
-            }
-        if name == "sft":
-            return {}
-        raise KeyError(f"no loss named {name!r}; expected grpo, ppo, adversarial_imitation or sft")
+        """Whether the learner must hold a frozen reference policy (a term such as KL or adversarial imitation)."""
+        return any(term.needs_reference for term in self.built_terms())

@@ -20,6 +20,7 @@ from transformers import PreTrainedTokenizerBase
 
 from raygent.platform.contracts import Task, Trajectory
 from raygent.platform.losses.aggregation import Aggregation
+from raygent.platform.losses.config import LossConfig
 from raygent.policies.prompts import PromptFormat, Turn, encode_prompt
 
 
@@ -132,16 +133,16 @@ def denominator(samples: Sequence[Sample], aggregation: Aggregation) -> float:
 def samples_from_trajectories(trajectories: Sequence[Trajectory], advantages: Sequence[float]) -> list[Sample]:
     """One sample per step, each with its trajectory's advantage. Infrastructure failures give none.
 
-    A step is a failure action when its `info["failure"]` is true (a judge's verdict) or, without any judged
-    step in its trajectory, when its trajectory failed.
+    A step is a failure action when a judge marked it (`Step.failure`) or, when no step of its trajectory was
+    judged, when its trajectory failed.
     """
     samples = []
     for trajectory, advantage in zip(trajectories, advantages, strict=True):
         if trajectory.infra_failure:
             continue
-        judged = any("failure" in step.info for step in trajectory.steps)
+        judged = any(step.failure is not None for step in trajectory.steps)
         for step in trajectory.steps:
-            failure = bool(step.info.get("failure")) if judged else trajectory.success is False
+            failure = bool(step.failure) if judged else trajectory.success is False
             samples.append(
                 Sample(
                     prompt_ids=tuple(step.prompt_ids),
@@ -154,6 +155,34 @@ def samples_from_trajectories(trajectories: Sequence[Trajectory], advantages: Se
                 )
             )
     return samples
+
+
+def policy_samples(trajectories: Sequence[Trajectory], loss: LossConfig) -> tuple[list[Sample], dict[str, float]]:
+    """The driver's half of an RL update: advantages from each trajectory's `reward` by the configured estimator
+    (`loss.advantage`), the sample masks the config asks for (zero-variance groups, truncated responses), and one
+    sample per kept step. Returns the samples and `learner/*` statistics. Infrastructure failures are left out."""
+    from raygent.platform.losses.advantages import ADVANTAGE_ESTIMATORS, group_index_from_ids, nonzero_variance_mask
+
+    trained = [t for t in trajectories if not t.infra_failure]
+    if not trained:
+        return [], {"learner/skipped": 1.0}
+    rewards = torch.tensor([t.reward for t in trained], dtype=torch.float32)
+    groups = group_index_from_ids([t.group_id for t in trained])
+    advantages = ADVANTAGE_ESTIMATORS[loss.advantage](rewards, groups, eps=loss.advantage_eps)
+    keep = torch.ones(len(trained), dtype=torch.bool)
+    if loss.filter_zero_variance_groups:
+        keep = nonzero_variance_mask(rewards, groups, atol=loss.zero_variance_atol)
+    if loss.mask_truncated:
+        keep &= torch.tensor([not t.truncated for t in trained])
+    kept = [(t, float(a)) for t, a, k in zip(trained, advantages.tolist(), keep.tolist(), strict=True) if k]
+    samples = samples_from_trajectories([t for t, _ in kept], [a for _, a in kept])
+    stats = {
+        "learner/kept_fraction": float(keep.float().mean()),
+        "learner/advantage_abs_mean": float(advantages.abs().mean()),
+    }
+    if not samples:
+        stats["learner/skipped"] = 1.0
+    return samples, stats
 
 
 def samples_from_demonstration(

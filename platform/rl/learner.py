@@ -1,24 +1,23 @@
-"""The learner: a causal LM, its optimizer and the losses of `platform.losses`, as a plain torch object that
-`ray.remote` turns into the learner actor (and `data_parallel` runs inside Ray Train workers).
+"""The learner: a causal LM, its optimizer and the loss terms of `platform.losses.terms`, as a plain torch object
+that `learner_group.LearnerGroup` runs as one or more Ray actors.
 
 - `sft(samples)`: one optimizer step of cross-entropy on demonstration responses.
-- `grpo(trajectories)`: group-normalized advantages, the sample masks the config asks for (zero-variance groups,
-  truncated responses), `updates_per_batch` optimizer steps of the GRPO loss, plus SEAgent's adversarial
-  imitation on failure actions and the KL term when their coefficients are on (only then is a frozen reference
-  model loaded). The ratio is taken against the learner's own log-probabilities at the start of the update
-  (the "proximal" policy); with `off_policy_correction: truncated_is`, tokens are also weighted by
-  min(π_prox/μ, cap) against the generation-time log-probabilities μ (AReaL's decoupled objective).
+- `policy_update(samples, denominators)`: `updates_per_batch` optimizer steps of the sum of the configured loss
+  terms (`learner.loss.terms`: GRPO, KL, adversarial imitation, SFT, entropy, or a plugin's) on samples that
+  carry their advantages (computed on the driver: `batch.policy_samples`). Each term is reduced with the whole
+  batch's count of the samples it covers (`denominators`; a data-parallel shard receives the whole batch's counts
+  divided by the world size). The ratio is taken against the learner's own log-probabilities at the start of the
+  update (the "proximal" policy); with `off_policy_correction: truncated_is`, tokens are also weighted by
+  min(π_prox/μ, cap) against the generation-time log-probabilities μ (AReaL's decoupled objective). A frozen
+  reference model is loaded only when a term needs one.
 - `weights()` is what weight sync sends; `save`/`restore` hold model, optimizer, RNG and version.
-
-PPO-clip is a pure loss in `platform.losses.ppo`; it needs a value model, which this learner does not hold, so
-`policy_loss: ppo` is refused here with a clear error.
 """
 
 from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +25,12 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from raygent.platform.contracts import Trajectory
-from raygent.platform.losses import adversarial_imitation_loss, grpo_loss, sft_loss
-from raygent.platform.losses.advantages import group_advantages, group_index_from_ids, nonzero_variance_mask
+from raygent.platform.losses import sft_loss
+from raygent.platform.losses.aggregation import Aggregation
 from raygent.platform.losses.importance import truncated_importance_weights
 from raygent.platform.losses.logprobs import token_logprobs
-from raygent.platform.rl.batch import MicroBatch, Sample, collate, denominator, pack, samples_from_trajectories
+from raygent.platform.losses.terms import LossTerm, TermInputs
+from raygent.platform.rl.batch import MicroBatch, Sample, collate, denominator, pack
 from raygent.platform.rl.settings import LearnerSettings
 from raygent.policies.loading import load_policy
 
@@ -43,8 +42,6 @@ class Learner:
     """See the module docstring. `temperature` is the sampling temperature the engines use (logprobs match it)."""
 
     def __init__(self, model_path: str, settings: LearnerSettings, seed: int = 0, temperature: float = 1.0) -> None:
-        if settings.loss.policy_loss != "grpo":
-            raise ValueError("learner: policy_loss 'ppo' needs a value model; this learner trains GRPO")
         torch.manual_seed(seed)
         if settings.threads:
             torch.set_num_threads(settings.threads)
@@ -54,8 +51,9 @@ class Learner:
         self.model, self.tokenizer = load_policy(model_path, dtype="float32", device=settings.device)
         self.model.train()
         self.pad_id = int(self.tokenizer.pad_token_id)
+        self.terms = settings.loss.built_terms()
         self.reference = None
-        if settings.loss.needs_reference_model:
+        if any(term.needs_reference for term in self.terms):
             self.reference, _ = load_policy(model_path, dtype="float32", device=settings.device)
             self.reference.requires_grad_(False)
         self.optimizer = self._make_optimizer(settings.lr)
@@ -93,53 +91,22 @@ class Learner:
         stats.update(self._step())
         return dict(stats)
 
-    def grpo(self, trajectories: Sequence[Trajectory]) -> dict[str, float]:
-        """`updates_per_batch` optimizer steps of GRPO on `trajectories` (see the module docstring)."""
-        loss_config = self.settings.loss
-        trained = [t for t in trajectories if not t.infra_failure]
-        stats: dict[str, float] = defaultdict(float)
-        if not trained:
-            return {"learner/skipped": 1.0}
-        rewards = torch.tensor([t.total_reward for t in trained], dtype=torch.float32)
-        groups = group_index_from_ids([t.group_id for t in trained])
-        advantages = group_advantages(
-            rewards, groups, normalize_std=loss_config.normalize_std, eps=loss_config.advantage_eps
-        )
-        keep = torch.ones(len(trained), dtype=torch.bool)
-        if loss_config.filter_zero_variance_groups:
-            keep = nonzero_variance_mask(rewards, groups, atol=loss_config.zero_variance_atol)
-        if loss_config.mask_truncated:
-            keep &= torch.tensor([not t.truncated for t in trained])
-        stats["learner/kept_fraction"] = float(keep.float().mean())
-        kept = [t for t, k in zip(trained, keep.tolist(), strict=True) if k]
-        kept_advantages = [float(a) for a, k in zip(advantages, keep.tolist(), strict=True) if k]
-        samples = samples_from_trajectories(kept, kept_advantages)
-        if not samples:
-            stats["learner/skipped"] = 1.0
-            return dict(stats)
-        stats.update(self.policy_update(samples))
-        stats["learner/advantage_abs_mean"] = float(advantages.abs().mean())
-        return dict(stats)
+    def policy_update(self, samples: Sequence[Sample], denominators: Mapping[str, float] | None = None) -> dict[str, float]:
+        """`updates_per_batch` optimizer steps of the summed loss terms on samples that carry their advantages.
 
-    def policy_update(
-        self, samples: Sequence[Sample], total: float | None = None, failure_total: float | None = None
-    ) -> dict[str, float]:
-        """`updates_per_batch` optimizer steps of the GRPO loss on samples that carry their advantages.
-
-        `total` and `failure_total` override the loss denominators (data-parallel shards; see `sft`).
+        `denominators` (term name → count) override each term's reduction count (data-parallel shards; see `sft`);
+        by default they are this batch's own (`term_denominators`).
         """
+        if not samples:
+            return {"learner/skipped": 1.0}
+        counts = dict(denominators or term_denominators(samples, self.terms, self.settings.loss.aggregation))
         stats: dict[str, float] = {}
         for update in range(self.settings.updates_per_batch):
-            stats.update(self._grpo_update(samples, update == 0, total, failure_total))
+            stats.update(self._policy_step(samples, update == 0, counts))
         return stats
 
-    def _grpo_update(
-        self, samples: Sequence[Sample], first: bool, total: float | None, failure_total: float | None
-    ) -> dict[str, float]:
+    def _policy_step(self, samples: Sequence[Sample], first: bool, counts: Mapping[str, float]) -> dict[str, float]:
         loss_config = self.settings.loss
-        total = total or denominator(samples, loss_config.aggregation)
-        failures = [s for s in samples if s.failure]
-        failure_total = failure_total or (denominator(failures, loss_config.aggregation) if failures else 1.0)
         stats: dict[str, float] = defaultdict(float)
         self.optimizer.zero_grad(set_to_none=True)
         groups = pack(samples, self.settings.micro_batch_tokens)
@@ -150,37 +117,34 @@ class Learner:
             self._proximal = [self._logprobs(collate(g, self.pad_id), grad=False) for g in groups]
         for index, group in enumerate(groups):
             batch = collate(group, self.pad_id)
-            logprobs = self._logprobs(batch, grad=True)
+            logits = self._response_logits(self.wrapped, batch)
+            logprobs = token_logprobs(logits, batch.response_ids, self.temperature)
             proximal = logprobs.detach() if reuse else self._proximal[index]
-            mask = batch.loss_mask
-            ref = self._reference_logprobs(batch) if self.reference is not None else None
             weights = None
             if loss_config.off_policy_correction == "truncated_is":
                 weights = truncated_importance_weights(proximal, batch.behaviour, loss_config.importance_weight_cap)
-            result = grpo_loss(
-                logprobs,
-                proximal,
-                batch.advantages,
-                mask,
-                ref_logprobs=ref,
+            inputs = TermInputs(
+                logprobs=logprobs,
+                proximal=proximal,
+                logits=logits,
+                response_ids=batch.response_ids,
+                loss_mask=batch.loss_mask,
+                advantages=batch.advantages,
+                failure=batch.failure,
+                aggregation=loss_config.aggregation,
+                ref_logprobs=self._reference_logprobs(batch) if self.reference is not None else None,
                 importance_weights=weights,
-                denominator=total,
-                **loss_config.loss_kwargs("grpo"),
             )
-            loss = result.loss
-            share = float(batch.size if loss_config.aggregation != "token-mean" else mask.sum()) / total
-            _accumulate(stats, "grpo", result.stats, weight=share)
-            if loss_config.adversarial_imitation_coef > 0 and bool(batch.failure.any()) and ref is not None:
-                failure_mask = mask * batch.failure.unsqueeze(-1).float()
-                imitation = adversarial_imitation_loss(
-                    logprobs,
-                    ref,
-                    failure_mask,
-                    denominator=failure_total,
-                    **loss_config.loss_kwargs("adversarial_imitation"),
-                )
-                loss = loss + imitation.loss
-                _accumulate(stats, "adversarial_imitation", imitation.stats, weight=1.0)
+            loss = logprobs.new_zeros(())
+            for term in self.terms:
+                covered = term.covers(batch.advantages, batch.failure)
+                if not bool(covered.any()):
+                    continue
+                mask = batch.loss_mask * covered.unsqueeze(-1).to(batch.loss_mask.dtype)
+                result = term.loss(inputs, mask, counts[term.name])
+                loss = loss + result.loss
+                share = _share(mask, covered, loss_config.aggregation, counts[term.name])
+                _accumulate(stats, term.name, result.stats, weight=share)
             loss.backward()
         stats.update(self._step())
         return dict(stats)
@@ -267,6 +231,24 @@ class Learner:
         np.random.set_state(rng["numpy"])
         random.setstate(rng["python"])
         return self.version
+
+
+def term_denominators(samples: Sequence[Sample], terms: Sequence[LossTerm], aggregation: Aggregation) -> dict[str, float]:
+    """Each term's reduction count over the whole batch: the trained tokens (token-mean) or sequences (seq-mean)
+    of the samples it covers. A data-parallel group computes these once and divides them by the world size."""
+    advantages = torch.tensor([s.advantage for s in samples], dtype=torch.float32)
+    failure = torch.tensor([s.failure for s in samples], dtype=torch.bool)
+    counts = {}
+    for term in terms:
+        covered = term.covers(advantages, failure).tolist()
+        counts[term.name] = denominator([s for s, c in zip(samples, covered, strict=True) if c], aggregation)
+    return counts
+
+
+def _share(mask: Tensor, covered: Tensor, aggregation: Aggregation, total: float) -> float:
+    """This micro-batch's part of a term's denominator (so per-micro-batch stats add up to batch means)."""
+    part = float(mask.sum()) if aggregation == "token-mean" else float(covered.sum())
+    return part / total
 
 
 def _accumulate(stats: dict[str, float], prefix: str, values: dict[str, Tensor], weight: float) -> None:

@@ -8,7 +8,10 @@ every environment call has a deadline, so a hung or crashed environment is aband
 retried from the start, at most `max_attempts` times; after that the episode is returned as an infrastructure
 failure (no steps it has are trained on, and it is not counted as an agent failure).
 
-Token bookkeeping (DESIGN §3): each step records the exact prompt ids the engine saw and the response ids and
+The episode's context belongs to an agent loop (`agent_loop.py`, `rollout.agent`): it builds each prompt and turns
+each completion into an environment action or an agent-side tool call answered without an environment step.
+
+Token bookkeeping: each step records the exact prompt ids the engine saw and the response ids and
 log-probabilities it returned, with the engine's weight version. Environment and tool text only ever appears
 inside later prompts, so it is never a trained token.
 
@@ -31,11 +34,13 @@ import gymnasium
 from transformers import PreTrainedTokenizerBase
 
 from raygent.platform.contracts import Observation, Step, Task, Trajectory
+from raygent.platform.rl.agent_loop import AgentLoop, ChatLoop, EnvAction, LoopContext, ToolResult
 from raygent.policies.backends.base import Completion, SamplingParams
-from raygent.policies.prompts import PromptFormat, Turn, encode_prompt
+from raygent.policies.prompts import PromptFormat
 
 Generate = Callable[[list[list[int]], SamplingParams], list[Completion]]
 EnvFactory = Callable[[], gymnasium.Env]
+LoopFactory = Callable[[Task, Any, LoopContext], AgentLoop]
 
 
 @dataclass(frozen=True)
@@ -55,10 +60,9 @@ class EnvironmentFailure(RuntimeError):
 class _Episode:
     request: EpisodeRequest
     attempt: int
-    observation: dict[str, Any]
+    loop: AgentLoop
     started: float
     steps: list[Step] = field(default_factory=list)
-    history: list[Turn] = field(default_factory=list)
     success: bool | None = None
     truncated: bool = False
 
@@ -141,12 +145,16 @@ class EpisodeRunner:
         max_turns: int = 8,
         episode_timeout_s: float = 120.0,
         max_attempts: int = 3,
+        agent: LoopFactory = ChatLoop,
+        agent_kwargs: dict[str, Any] | None = None,
     ) -> None:
         if n_envs < 1 or max_turns < 1 or max_attempts < 1:
             raise ValueError("n_envs, max_turns and max_attempts must be >= 1")
         self.slots = [_EnvSlot(env_factory) for _ in range(n_envs)]
         self.tokenizer = tokenizer
         self.prompt_format = prompt_format
+        self.agent = agent
+        self.context = LoopContext(tokenizer, prompt_format, dict(agent_kwargs or {}))
         self.generate = generate
         self.max_turns = max_turns
         self.episode_timeout_s = episode_timeout_s
@@ -201,7 +209,8 @@ class EpisodeRunner:
                     else:
                         queue.appendleft((request, attempt + 1))
                     continue
-                running[slot_index] = _Episode(request, attempt, observation, started)
+                loop = self.agent(request.task, observation, self.context)
+                running[slot_index] = _Episode(request, attempt, loop, started)
 
     def _failed(self, request: EpisodeRequest, attempt: int) -> Trajectory:
         self.stats.infra_failures += 1
@@ -216,12 +225,6 @@ class EpisodeRunner:
             infra_retries=attempt - 1,
         )
 
-    def _prompt(self, episode: _Episode) -> list[int]:
-        messages = self.prompt_format.messages(
-            episode.request.task.instruction, _text(episode.observation), episode.history
-        )
-        return encode_prompt(self.tokenizer, messages)
-
     def _turn(
         self,
         running: dict[int, _Episode],
@@ -230,18 +233,28 @@ class EpisodeRunner:
         order: dict[int, int],
     ) -> None:
         slots = sorted(running)
-        prompts = [self._prompt(running[index]) for index in slots]
+        prompts = [running[index].loop.prompt().ids for index in slots]
         start = time.perf_counter()
         completions = self.generate(prompts, self._params)
         self.stats.generate_s += time.perf_counter() - start
         self.stats.turns += 1
         start = time.perf_counter()
         # every environment steps at once on its own thread (browsers wait on I/O); results are read in order
-        pending = {index: self.slots[index].submit("step", c.text) for index, c in zip(slots, completions, strict=True)}
+        seen = {index: running[index].loop.observation() for index in slots}
+        moves = {index: running[index].loop.act(c.text) for index, c in zip(slots, completions, strict=True)}
+        pending = {
+            index: self.slots[index].submit("step", move.text)
+            for index, move in moves.items()
+            if isinstance(move, EnvAction)
+        }
         for index, prompt, completion in zip(slots, prompts, completions, strict=True):
             episode = running[index]
             self.stats.tokens += len(completion.response_ids)
-            outcome = self._step(self.slots[index], pending[index], episode, prompt, completion)
+            move = moves[index]
+            if isinstance(move, ToolResult):
+                outcome = self._tool_step(episode, seen[index], prompt, completion, move)
+            else:
+                outcome = self._step(self.slots[index], pending[index], episode, seen[index], prompt, completion)
             if outcome == "continue":
                 continue
             del running[index]
@@ -263,8 +276,36 @@ class EpisodeRunner:
                 )
         self.stats.env_s += time.perf_counter() - start
 
+    def _tool_step(
+        self, episode: _Episode, seen: Observation, prompt: list[int], completion: Completion, move: ToolResult
+    ) -> str:
+        """Record an agent-side tool call (no environment step): "continue", or "done" at the turn limit."""
+        episode.steps.append(
+            Step(
+                observation=seen,
+                prompt_ids=prompt,
+                response_ids=completion.response_ids,
+                logprobs=completion.logprobs,
+                action=completion.text,
+                tool_call=True,
+                info={"finish_reason": completion.finish_reason, "tool": move.name, "tool_result": move.result},
+                policy_version=completion.policy_version,
+            )
+        )
+        episode.truncated = episode.truncated or completion.finish_reason == "length"
+        if len(episode.steps) >= self.max_turns:
+            episode.success, episode.truncated = False, True
+            return "done"
+        return "continue"
+
     def _step(
-        self, slot: _EnvSlot, future: cf.Future[Any], episode: _Episode, prompt: list[int], completion: Completion
+        self,
+        slot: _EnvSlot,
+        future: cf.Future[Any],
+        episode: _Episode,
+        seen: Observation,
+        prompt: list[int],
+        completion: Completion,
     ) -> str:
         """Record one response's step: "continue", "done" or "retry" (the environment failed)."""
         remaining = self.episode_timeout_s - (time.perf_counter() - episode.started)
@@ -273,35 +314,27 @@ class EpisodeRunner:
         except EnvironmentFailure:
             self.stats.env_restarts += 1
             return "retry"
-        seen = episode.observation
+        failure = info.get("failure")
         episode.steps.append(
             Step(
-                observation=Observation(
-                    text=_text(seen),
-                    url=seen.get("url") or None,
-                    last_action_error=seen.get("last_action_error") or None,
-                ),
+                observation=seen,
                 prompt_ids=prompt,
                 response_ids=completion.response_ids,
                 logprobs=completion.logprobs,
                 action=completion.text,
                 reward=float(reward),
                 valid_action=bool(info.get("valid_action", True)),
+                failure=failure if isinstance(failure, bool) else None,
                 info={"finish_reason": completion.finish_reason, **_plain(info)},
                 policy_version=completion.policy_version,
             )
         )
-        episode.history.append(Turn(observation=_text(seen), action=completion.text))
-        episode.observation = observation
+        episode.loop.observe(observation, float(reward), info)
         episode.truncated = episode.truncated or completion.finish_reason == "length"
         if terminated or truncated or len(episode.steps) >= self.max_turns:
             episode.success = bool(info.get("success", float(reward) > 0))
             return "done"
         return "continue"
-
-
-def _text(observation: Any) -> str:
-    return str(observation.get("text", "")) if isinstance(observation, dict) else str(observation)
 
 
 def _plain(info: dict[str, Any]) -> dict[str, Any]:
@@ -329,6 +362,8 @@ class RolloutWorker:
         max_turns: int,
         episode_timeout_s: float,
         max_attempts: int,
+        agent: str = "raygent.platform.rl.agent_loop:ChatLoop",
+        agent_kwargs: dict[str, Any] | None = None,
         generate_timeout_s: float = 600.0,
     ) -> None:
         from raygent.platform.config import load_entry
@@ -338,6 +373,7 @@ class RolloutWorker:
         load_entry(register)()
         self.engine = EngineClient(engine, timeout_s=generate_timeout_s)
         tokenizer = load_tokenizer(tokenizer_path)
+        loop = load_entry(agent)
         self._make_runner = lambda: EpisodeRunner(
             lambda: gymnasium.make(env_id, **env_kwargs).unwrapped,
             n_envs,
@@ -347,6 +383,8 @@ class RolloutWorker:
             max_turns=max_turns,
             episode_timeout_s=episode_timeout_s,
             max_attempts=max_attempts,
+            agent=loop,
+            agent_kwargs=agent_kwargs,
         )
         self._idle: list[EpisodeRunner] = []
         self._runners: list[EpisodeRunner] = []

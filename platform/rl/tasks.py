@@ -1,20 +1,62 @@
-"""`TaskStream`: the training tasks as a deterministic sequence of batches, so a resumed run consumes exactly
-the batches an uninterrupted one would (no batch repeated, none skipped).
+"""Task sources: where each training batch's tasks come from, and how they react to the judged results.
 
-Batch i is `source(split, seed=hash(seed, i), n, **kwargs)`; the stream's whole state is the index of the next
-batch, which the checkpoint stores.
+    tasks:
+      source: raygent.platform.rl.tasks:AdaptiveSource     # default: StaticSource
+      kwargs: {candidates: 4, window: 64}
+
+A source is built as `cls(task_fn, split=..., seed=..., batch_size=..., stage=..., task_kwargs=..., **kwargs)`,
+where `task_fn` is the environment's task function (`env.tasks`: `f(split, seed, n, **task_kwargs) -> list[Task]`).
+The trainer calls `next(index)` for batch `index`, `observe(judged trajectories)` after the judge stage, and saves
+`state()` in each checkpoint (`load_state` on resume). A curriculum generator, an adaptive sampler or an
+augmentation policy is a source.
+
+- `StaticSource` (today's stream): batch i = `task_fn(split, crc(stage, seed, i), n)`, a pure function of the
+  index, so a resumed run consumes exactly the batches an uninterrupted one would (no batch repeated or skipped).
+- `AdaptiveSource`: draws `candidates` × n tasks the same way and keeps n of them, sampling each task's template
+  with weight p(1 − p) + `floor` from its recent success rate p (templates never tried count as p = ½): templates
+  the policy neither always solves nor never solves get the batch. Its state (the recent outcomes) is checkpointed;
+  a resumed run draws the batches that were in flight again from the checkpointed state.
 """
 
 from __future__ import annotations
 
+import random
 import zlib
-from collections.abc import Callable
-from typing import Any
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
 
-from raygent.platform.contracts import Task
+from pydantic import BaseModel, ConfigDict, Field
 
-TaskSource = Callable[..., list[Task]]
-"""`source(split: str, seed: int, n: int, **kwargs) -> list[Task]`."""
+from raygent.platform.config import ClassEntry
+from raygent.platform.contracts import Task, Trajectory
+
+TaskFunction = Callable[..., list[Task]]
+"""`task_fn(split: str, seed: int, n: int, **task_kwargs) -> list[Task]` (the `env.tasks` entry)."""
+
+
+@runtime_checkable
+class TaskSource(Protocol):
+    def next(self, index: int) -> list[Task]:
+        """The tasks of training batch `index` (the trainer asks in increasing order, possibly ahead)."""
+        ...
+
+    def observe(self, trajectories: Sequence[Trajectory]) -> None:
+        """The judged trajectories of a trained batch (infrastructure failures excluded)."""
+        ...
+
+    def state(self) -> dict[str, Any]: ...
+
+    def load_state(self, state: dict[str, Any]) -> None: ...
+
+
+class TaskSettings(BaseModel):
+    """The `tasks` section of an agent run: the source class and its keyword arguments."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: ClassEntry = "raygent.platform.rl.tasks:StaticSource"
+    kwargs: dict[str, Any] = Field(default_factory=dict)
 
 
 def batch_seed(seed: int, index: int, stage: str = "train") -> int:
@@ -22,29 +64,111 @@ def batch_seed(seed: int, index: int, stage: str = "train") -> int:
     return zlib.crc32(f"{stage}:{seed}:{index}".encode())
 
 
-class TaskStream:
-    def __init__(
-        self, source: TaskSource, split: str, seed: int, batch_size: int, stage: str = "train", **kwargs: Any
-    ) -> None:
-        self.source, self.split, self.seed, self.batch_size, self.stage = source, split, seed, batch_size, stage
-        self.kwargs = kwargs
-        self.next_index = 0
+def template_of(task: Task) -> str:
+    """A task's template: `params["template"]` when given, else its id without the last `/` or `:` field
+    (`media_player/mute/12` → `media_player/mute`, `toolcalc:compare:3,5` → `toolcalc:compare`)."""
+    if isinstance(task.params.get("template"), str):
+        return str(task.params["template"])
+    cut = max(task.id.rfind("/"), task.id.rfind(":"))
+    return task.id[:cut] if cut > 0 else task.id
 
-    def batch(self, index: int) -> list[Task]:
-        """The tasks of batch `index` (a pure function of the stream's settings and `index`)."""
-        tasks = self.source(self.split, batch_seed(self.seed, index, self.stage), self.batch_size, **self.kwargs)
-        if len(tasks) != self.batch_size:
-            raise ValueError(f"task source returned {len(tasks)} tasks, expected {self.batch_size}")
+
+class StaticSource:
+    """Batch i is a pure function of (seed, stage, i): see the module docstring."""
+
+    def __init__(
+        self,
+        task_fn: TaskFunction,
+        *,
+        split: str,
+        seed: int,
+        batch_size: int,
+        stage: str = "train",
+        task_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        self.task_fn, self.split, self.seed, self.batch_size, self.stage = task_fn, split, seed, batch_size, stage
+        self.task_kwargs = dict(task_kwargs or {})
+
+    def draw(self, index: int, n: int) -> list[Task]:
+        tasks = self.task_fn(self.split, batch_seed(self.seed, index, self.stage), n, **self.task_kwargs)
+        if len(tasks) != n:
+            raise ValueError(f"task source returned {len(tasks)} tasks, expected {n}")
         return tasks
 
-    def take(self) -> tuple[int, list[Task]]:
-        """The next batch and its index; advances the stream."""
-        index = self.next_index
-        self.next_index += 1
-        return index, self.batch(index)
+    def next(self, index: int) -> list[Task]:
+        return self.draw(index, self.batch_size)
 
-    def state(self) -> dict[str, int]:
-        return {"next_index": self.next_index}
+    def observe(self, trajectories: Sequence[Trajectory]) -> None:
+        return None
 
-    def load_state(self, state: dict[str, int]) -> None:
-        self.next_index = int(state["next_index"])
+    def state(self) -> dict[str, Any]:
+        return {}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        return None
+
+
+class AdaptiveSource(StaticSource):
+    """Templates sampled by recent success (see the module docstring). `window`: outcomes remembered per template."""
+
+    def __init__(
+        self,
+        task_fn: TaskFunction,
+        *,
+        candidates: int = 4,
+        window: int = 64,
+        floor: float = 0.02,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(task_fn, **kwargs)
+        if candidates < 1 or window < 1 or floor < 0:
+            raise ValueError("AdaptiveSource needs candidates >= 1, window >= 1 and floor >= 0")
+        self.candidates, self.window, self.floor = candidates, window, floor
+        self.outcomes: dict[str, deque[bool]] = {}
+
+    def success_rate(self, template: str) -> float:
+        seen = self.outcomes.get(template)
+        return sum(seen) / len(seen) if seen else 0.5
+
+    def weight(self, template: str) -> float:
+        p = self.success_rate(template)
+        return p * (1.0 - p) + self.floor
+
+    def next(self, index: int) -> list[Task]:
+        pool = self.draw(index, self.batch_size * self.candidates)
+        rng = random.Random(batch_seed(self.seed, index, f"{self.stage}/adaptive"))
+        # weighted sampling without replacement (Efraimidis–Spirakis keys)
+        keyed = sorted(pool, key=lambda t: rng.random() ** (1.0 / self.weight(template_of(t))), reverse=True)
+        return keyed[: self.batch_size]
+
+    def observe(self, trajectories: Sequence[Trajectory]) -> None:
+        for trajectory in trajectories:
+            if trajectory.infra_failure or trajectory.success is None:
+                continue
+            template = template_of(trajectory.task)
+            self.outcomes.setdefault(template, deque(maxlen=self.window)).append(bool(trajectory.success))
+
+    def state(self) -> dict[str, Any]:
+        return {"outcomes": {template: list(seen) for template, seen in self.outcomes.items()}}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self.outcomes = {
+            template: deque((bool(x) for x in seen), maxlen=self.window)
+            for template, seen in state.get("outcomes", {}).items()
+        }
+
+
+def make_source(
+    settings: TaskSettings, task_fn: TaskFunction, *, split: str, seed: int, batch_size: int, stage: str = "train",
+    task_kwargs: dict[str, Any] | None = None,
+) -> TaskSource:
+    """The configured source over `task_fn`."""
+    from raygent.platform.config import load_entry
+
+    cls = load_entry(settings.source)
+    source = cls(
+        task_fn, split=split, seed=seed, batch_size=batch_size, stage=stage, task_kwargs=task_kwargs, **settings.kwargs
+    )
+    if not isinstance(source, TaskSource):
+        raise TypeError(f"tasks.source {settings.source!r} does not implement TaskSource (next, observe, state)")
+    return source

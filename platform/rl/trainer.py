@@ -1,8 +1,18 @@
-"""The agent-training loop on a Ray cluster: SFT stage, then GRPO, sync or async, with checkpoints and resume.
+"""The agent-training loop on a Ray cluster: SFT stage, then RL, sync or async, with checkpoints and resume.
 
     engines  = InferenceEngine actors (policy.backend)          rollout workers = RolloutWorker actors
-    learner  = Learner actor                                     weight sync     = weight_sync.make_weight_sync
-    per step: tasks (TaskStream) → groups of episodes on the workers → trajectories → learner.grpo → sync
+    learner  = LearnerGroup (learner.num_workers actors)         weight sync     = weight_sync.make_weight_sync
+    judge    = JudgeStage (reward models, `reward`)              task source     = `tasks.source` over `env.tasks`
+
+One RL step, in order (each a seam a paper plugs into without editing this file):
+
+    tasks        = source.next(i)                 → hooks.on_tasks          (tasks.py, hooks.py)
+    trajectories = workers.run(tasks × group)       agent loop per episode  (rollout.py, agent_loop.py)
+    judged       = judge(trajectories)            → hooks.on_trajectories   (reward.py)
+    source.observe(judged)
+    samples      = policy_samples(judged)           advantages on the driver (batch.py, losses/advantages.py)
+    learner.policy_update(samples)                  the sum of the loss terms (learner.py, losses/terms.py)
+    hooks.after_update(...)                       → push weights to the engines
 
 - **sync**: generate → reward → advantage → update → sync, one batch at a time.
 - **async**: up to `max_staleness + 1` batches are in flight; the learner trains on the oldest while the workers
@@ -33,14 +43,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from raygent.platform.config import load_entry
 from raygent.platform.contracts import Task, Trajectory
 from raygent.platform.rl import checkpoint as ckpt
-from raygent.platform.rl import hindsight
 from raygent.platform.rl import metrics as m
-from raygent.platform.rl.batch import Sample, samples_from_demonstration
+from raygent.platform.rl.batch import Sample, policy_samples, samples_from_demonstration
 from raygent.platform.rl.engine import start_engines
-from raygent.platform.rl.learner import Learner
+from raygent.platform.rl.hooks import HookContext, TrainerHook, build_hooks, hook_key
+from raygent.platform.rl.learner_group import LearnerGroup
+from raygent.platform.rl.reward import JudgeStage
 from raygent.platform.rl.rollout import EpisodeRequest, RolloutWorker
 from raygent.platform.rl.settings import AgentRunConfig
-from raygent.platform.rl.tasks import TaskStream, batch_seed
+from raygent.platform.rl.tasks import StaticSource, make_source
 from raygent.platform.rl.weight_sync import make_weight_sync
 from raygent.policies.backends.base import SamplingParams
 from raygent.policies.loading import load_tokenizer
@@ -65,8 +76,8 @@ class _Batch:
 class AgentTrainer:
     """Owns the actors of one run. `config` carries the `AgentRunConfig` sections; `model_path` is the initial
     policy checkpoint. `extra_evals` are named task sets evaluated with the held-out tasks each time (e.g.
-    templates never trained on) and recorded as `eval_key(name)`, apart from `eval/success`. `hindsight_seed`
-    demonstrations start the hindsight buffer (`platform.rl.hindsight`)."""
+    templates never trained on) and recorded as `eval_key(name)`, apart from `eval/success`. `hooks` are hooks a
+    recipe built itself (e.g. seeded with its own data); they run after those of `trainer.hooks`."""
 
     def __init__(
         self,
@@ -75,7 +86,7 @@ class AgentTrainer:
         model_path: str,
         console: Console | None = None,
         extra_evals: Mapping[str, Sequence[Task]] | None = None,
-        hindsight_seed: Sequence[hindsight.Demonstration] = (),
+        hooks: Sequence[TrainerHook] = (),
     ):
         self.config = config
         self.run_dir = run_dir
@@ -84,28 +95,38 @@ class AgentTrainer:
         self.log = m.MetricsLog(run_dir, tensorboard=config.trainer.tensorboard)
         self.version = 0
         self.worker_restarts = 0
-        self.hindsight = hindsight.HindsightBuffer(config.trainer.hindsight_per_goal)
-        self.hindsight.add(hindsight_seed)  # e.g. a recipe's exploration (a resumed run reads its checkpoint's)
+        self.hooks = [*build_hooks(config.trainer.hooks), *hooks]
         self.last_eval: list[Trajectory] = []
         self.last_extra_evals: dict[str, list[Trajectory]] = {}
         self.extra_evals = {name: list(tasks) for name, tasks in (extra_evals or {}).items()}
         env, rollout, trainer = config.env, config.rollout, config.trainer
-        self.task_source = load_entry(env.tasks)
-        self.stream = TaskStream(
-            self.task_source, env.train_split, trainer.seed, rollout.groups_per_step, **env.task_kwargs
+        self.task_fn = load_entry(env.tasks)
+        self.source = make_source(
+            config.tasks,
+            self.task_fn,
+            split=env.train_split,
+            seed=trainer.seed,
+            batch_size=rollout.groups_per_step,
+            task_kwargs=env.task_kwargs,
         )
-        sft_kwargs = {**env.task_kwargs, **config.sft.task_kwargs}
-        self.sft_stream = TaskStream(
-            self.task_source, env.train_split, trainer.seed, config.sft.batch_tasks, stage="sft", **sft_kwargs
+        self.next_batch = 0
+        self.sft_source = StaticSource(
+            self.task_fn,
+            split=env.train_split,
+            seed=trainer.seed,
+            batch_size=config.sft.batch_tasks,
+            stage="sft",
+            task_kwargs={**env.task_kwargs, **config.sft.task_kwargs},
         )
         self.eval_tasks = (
-            self.task_source(env.eval_split, trainer.seed + 7919, trainer.eval_tasks, **env.task_kwargs)
+            self.task_fn(env.eval_split, trainer.seed + 7919, trainer.eval_tasks, **env.task_kwargs)
             if trainer.eval_tasks
             else []
         )
         self.sync = make_weight_sync(trainer.weight_sync)
         self.tokenizer = load_tokenizer(model_path)
         self._start_actors()
+        self.hook_context = HookContext(self.learner, self.tokenizer, config.policy.prompt, trainer.seed)
 
     # -- actors -----------------------------------------------------------------------------------------------
 
@@ -119,11 +140,10 @@ class AgentTrainer:
             num_cpus=rollout.engine_num_cpus,
             max_batch=rollout.max_batch,
         )
-        self.learner = (
-            ray.remote(Learner)
-            .options(num_cpus=learner.num_cpus, max_restarts=0)
-            .remote(self.model_path, learner, self.config.trainer.seed, rollout.sampling.logprob_temperature)
+        self.learner = LearnerGroup(
+            self.model_path, learner, self.config.trainer.seed, rollout.sampling.logprob_temperature
         )
+        self.judge = JudgeStage(self.config.reward)
         in_flight = self.config.trainer.max_staleness + 1 if self.config.trainer.mode == "async" else 1
         worker_actor = ray.remote(RolloutWorker).options(
             num_cpus=rollout.worker_num_cpus,
@@ -143,14 +163,18 @@ class AgentTrainer:
                 max_turns=rollout.max_turns,
                 episode_timeout_s=rollout.episode_timeout_s,
                 max_attempts=rollout.max_attempts,
+                agent=rollout.agent,
+                agent_kwargs=dict(rollout.agent_kwargs),
             )
             for index in range(rollout.num_workers)
         ]
-        ray.get([worker.pid.remote() for worker in self.workers] + [self.learner.get_version.remote()])
+        ray.get([worker.pid.remote() for worker in self.workers])
 
     def shutdown(self) -> None:
         self.log.close()
-        for actor in [*self.workers, *self.engines, self.learner]:
+        self.learner.shutdown()
+        self.judge.shutdown()
+        for actor in [*self.workers, *self.engines]:
             ray.kill(actor)
 
     # -- the run ----------------------------------------------------------------------------------------------
@@ -160,11 +184,15 @@ class AgentTrainer:
         stage, step = "sft", 0
         if resume and (found := ckpt.latest(self.run_dir)) is not None:
             directory, state = found
-            ray.get(self.learner.restore.remote(str(directory)))
+            self.learner.restore(str(directory))
             stage, step, self.version = state["stage"], state["step"], state["version"]
-            self.stream.load_state(state["stream"])
+            self.next_batch = int(state["next_batch"])
+            self.source.load_state(state.get("tasks", {}))
             self.worker_restarts = state.get("worker_restarts", 0)
-            self.hindsight.load_state(state.get("hindsight", []))
+            hook_states = state.get("hooks", {})
+            for index, hook in enumerate(self.hooks):
+                if hook_key(index, hook) in hook_states:
+                    hook.load_state(hook_states[hook_key(index, hook)])
             self.log.truncate_after(step, stage)
             self._push_weights()
             self.console.print(f"resumed from {directory.name}: stage {stage}, step {step}")
@@ -172,13 +200,13 @@ class AgentTrainer:
         if stage == "sft":
             self._sft(start=step)
             stage, step = "grpo", 0
-            self._checkpoint("grpo", 0, stream_index=0)
+            self._checkpoint("grpo", 0, next_batch=0)
         if self.config.trainer.steps and step == 0:
             before = self._evaluate(0)
         self._grpo(start=step)
         after = self._evaluate(self.config.trainer.steps)
         final = self.run_dir / ckpt.CHECKPOINTS / ckpt.FINAL
-        ray.get(self.learner.save.remote(str(final)))
+        self.learner.save(str(final))
         ckpt.write_state(final, {"stage": "done", "step": self.config.trainer.steps, "version": self.version})
         summary: dict[str, Any] = {}
         for name in ["", *self.extra_evals]:
@@ -210,22 +238,22 @@ class AgentTrainer:
             raise ValueError("sft.steps > 0 needs env.demonstrations (an expert that demonstrates tasks)")
         demonstrate: Demonstrator = load_entry(self.config.env.demonstrations)
         if start == 0:  # a resumed stage keeps the optimizer state its checkpoint restored
-            ray.get(self.learner.reset_optimizer.remote(sft.lr or self.config.learner.lr))
+            self.learner.reset_optimizer(sft.lr or self.config.learner.lr)
         with self._progress("sft", sft.steps, start) as progress:
             for step in range(start, sft.steps):
                 begin = time.perf_counter()
-                tasks = self.sft_stream.batch(step)
+                tasks = self.sft_source.next(step)
                 samples: list[Sample] = []
                 for task, turns in zip(tasks, demonstrate(tasks), strict=True):
                     samples += samples_from_demonstration(self.tokenizer, self.config.policy.prompt, task, turns)
-                stats = ray.get(self.learner.sft.remote(samples))
+                stats = self.learner.sft(samples)
                 record = {m.STAGE: "sft", m.STEP: step + 1, m.TIMING_LEARN: time.perf_counter() - begin, **stats}
                 self.log.write(record)
                 loss = stats.get("learner/sft/loss", 0.0)
                 progress.update(progress.task_ids[0], advance=1, status=f"loss {loss:.3f}")
                 if (step + 1) % self.config.trainer.checkpoint_every == 0 or step + 1 == sft.steps:
                     self._checkpoint("sft", step + 1)
-        ray.get(self.learner.reset_optimizer.remote(self.config.learner.lr))
+        self.learner.reset_optimizer(self.config.learner.lr)
         self._push_weights()
 
     # -- GRPO -------------------------------------------------------------------------------------------------
@@ -234,14 +262,18 @@ class AgentTrainer:
         trainer = self.config.trainer
         if start >= trainer.steps:
             return
-        if start == 0 and trainer.hindsight_demos and trainer.hindsight_warmup and len(self.hindsight):
-            self._hindsight_warmup()
+        if start == 0:
+            self._start_hooks()
         ahead = trainer.max_staleness + 1 if trainer.mode == "async" else 1
         inflight: deque[_Batch] = deque()
         with self._progress("grpo", trainer.steps, start) as progress:
             for step in range(start, trainer.steps):
-                while len(inflight) < ahead and self.stream.next_index < trainer.steps:
-                    inflight.append(self._dispatch(*self.stream.take()))
+                while len(inflight) < ahead and self.next_batch < trainer.steps:
+                    tasks = self.source.next(self.next_batch)
+                    for hook in self.hooks:
+                        tasks = hook.on_tasks(step + 1, tasks)
+                    inflight.append(self._dispatch(self.next_batch, tasks))
+                    self.next_batch += 1
                 batch = inflight.popleft()
                 trajectories, generate_s = self._collect(batch)
                 record = self._train(step + 1, batch, trajectories, generate_s)
@@ -253,8 +285,18 @@ class AgentTrainer:
                 if trainer.eval_every and (step + 1) % trainer.eval_every == 0 and step + 1 < trainer.steps:
                     self._evaluate(step + 1)
                 if (step + 1) % trainer.checkpoint_every == 0 or step + 1 == trainer.steps:
-                    # batches still in flight are regenerated after a resume: the stream rewinds to the step
-                    self._checkpoint("grpo", step + 1, stream_index=step + 1)
+                    # batches still in flight are regenerated after a resume: the source rewinds to the step
+                    self._checkpoint("grpo", step + 1, next_batch=step + 1)
+
+    def _start_hooks(self) -> None:
+        """Each hook's `on_start` before the first RL step; one `hooks` record and a weight push if any acted."""
+        begin = time.perf_counter()
+        stats: dict[str, float] = {}
+        for hook in self.hooks:
+            stats.update(hook.on_start(self.hook_context))
+        if stats:
+            self.log.write({m.STAGE: "hooks", m.STEP: 0, m.TIMING_LEARN: time.perf_counter() - begin, **stats})
+            self._push_weights()
 
     def _requests(self, prefix: str, tasks: Sequence[Task], group_size: int) -> list[list[EpisodeRequest]]:
         """Whole groups per worker, round robin."""
@@ -313,10 +355,17 @@ class AgentTrainer:
             }
             dropped = len(stale_groups)
             fresh = [t for t in trajectories if t.group_id not in stale_groups]
+        judged, stats = self.judge(fresh)
+        for hook in self.hooks:
+            judged = hook.on_trajectories(step, judged)
+        self.source.observe([t for t in judged if not t.infra_failure])
         begin = time.perf_counter()
-        stats = ray.get(self.learner.grpo.remote(fresh))
-        if trainer.hindsight_demos:
-            stats.update(self._hindsight(step, fresh))
+        samples, prepared = policy_samples(judged, self.config.learner.loss)
+        stats.update(prepared)
+        if samples:
+            stats.update(self.learner.policy_update(samples))
+        for hook in self.hooks:
+            stats.update(hook.after_update(step, judged, self.hook_context))
         learn_s = time.perf_counter() - begin
         self.version += 1
         sync_s = self._push_weights()
@@ -331,45 +380,11 @@ class AgentTrainer:
             m.TIMING_SYNC: sync_s,
             m.DROPPED_STALE: dropped,
             m.WORKER_RESTARTS: self.worker_restarts,
-            **rollout_metrics(trajectories, self.version - 1, generate_s),
+            **rollout_metrics(judged, self.version - 1, generate_s),
             **stats,
         }
         self.log.write(record)
         return record
-
-    def _hindsight(self, step: int, trajectories: Sequence[Trajectory]) -> dict[str, float]:
-        """SFT steps on goals episodes achieved on the way, replayed from the run's buffer (`platform.rl.hindsight`)."""
-        added = self.hindsight.add(hindsight.relabel(trajectories))
-        stats: dict[str, float] = {m.HINDSIGHT_NEW: float(added), m.HINDSIGHT_BUFFER: float(len(self.hindsight))}
-        if not len(self.hindsight):
-            return stats
-        return stats | self._replay(step, self.config.trainer.hindsight_updates)
-
-    def _hindsight_warmup(self) -> None:
-        """`trainer.hindsight_warmup` replay steps on the seeded buffer before the first GRPO step (one record)."""
-        begin = time.perf_counter()
-        stats = self._replay(0, self.config.trainer.hindsight_warmup)
-        self.log.write(
-            {
-                m.STAGE: "hindsight",
-                m.STEP: 0,
-                m.TIMING_LEARN: time.perf_counter() - begin,
-                m.HINDSIGHT_BUFFER: float(len(self.hindsight)),
-                **stats,
-            }
-        )
-        self._push_weights()
-
-    def _replay(self, step: int, updates: int) -> dict[str, float]:
-        """`updates` SFT steps, each on a seeded draw from the buffer; the last step's stats as `hindsight/*`."""
-        trainer = self.config.trainer
-        for update in range(updates):
-            seed = batch_seed(trainer.seed, step, f"hindsight/{update}")
-            samples: list[Sample] = []
-            for task, turns in self.hindsight.sample(trainer.hindsight_demos, seed):
-                samples += samples_from_demonstration(self.tokenizer, self.config.policy.prompt, task, turns)
-            sft = ray.get(self.learner.sft.remote(samples))
-        return {f"hindsight/{key.split('/')[-1]}": value for key, value in sft.items()}
 
     # -- evaluation, weights, checkpoints ---------------------------------------------------------------------
 
@@ -431,18 +446,19 @@ class AgentTrainer:
         return float("nan")
 
     def _push_weights(self) -> float:
-        return self.sync.push(self.learner, self.engines, self.version)
+        return self.sync.push(self.learner.rank0, self.engines, self.version)
 
-    def _checkpoint(self, stage: str, step: int, stream_index: int | None = None) -> None:
+    def _checkpoint(self, stage: str, step: int, next_batch: int | None = None) -> None:
         directory = ckpt.checkpoint_dir(self.run_dir, stage, step)
-        ray.get(self.learner.save.remote(str(directory)))
+        self.learner.save(str(directory))
         state = {
             "stage": stage,
             "step": step,
             "version": self.version,
-            "stream": {"next_index": stream_index if stream_index is not None else self.stream.next_index},
+            "next_batch": next_batch if next_batch is not None else self.next_batch,
+            "tasks": self.source.state(),
+            "hooks": {hook_key(index, hook): hook.state() for index, hook in enumerate(self.hooks)},
             "worker_restarts": self.worker_restarts,
-            "hindsight": self.hindsight.state(),
         }
         ckpt.write_state(directory, state)
         ckpt.mark_latest(self.run_dir, directory, self.config.trainer.keep_checkpoints)
@@ -459,7 +475,7 @@ def rollout_metrics(trajectories: Sequence[Trajectory], version: int, generate_s
     tokens = sum(len(s.response_ids) for s in steps)
     n = max(len(judged), 1)
     return {
-        m.REWARD: sum(t.total_reward for t in judged) / n,
+        m.REWARD: sum(t.reward for t in judged) / n,
         m.SUCCESS: sum(bool(t.success) for t in judged) / n,
         m.INVALID_ACTION_RATE: sum(not s.valid_action for s in steps) / max(len(steps), 1),
         m.INFRA_FAILURES: float(len(trajectories) - len(judged)),
