@@ -1,7 +1,7 @@
 """The config sections of an agent run, mirrored one-to-one by the YAML of a `kind: run` job.
 
 An RL job's YAML has these top-level sections next to `job`, `kind`, `entry`: `policy`, `env`, `rollout`,
-`learner`, `trainer` (and whatever its recipe adds, e.g. `sft`). `raygent run grpo_toy policy.backend=vllm
+`learner`, `trainer`, `reward`, `tasks` (and whatever its recipe adds, e.g. `sft`). `raygent run grpo_toy policy.backend=vllm
 policy.model=/models/qwen` changes the backend and model with no code change (DESIGN §1).
 """
 
@@ -9,11 +9,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from raygent.platform.config import entry_validator
+from raygent.platform.config import ClassEntry, entry_validator
 from raygent.platform.losses.config import LossConfig
+from raygent.platform.rl.hooks import HookSettings
+from raygent.platform.rl.reward import RewardSettings
+from raygent.platform.rl.tasks import TaskSettings
 from raygent.policies.backends.base import SamplingParams
+from raygent.policies.loading import PolicyLoadError, check_model_reference
+from raygent.policies.pretrained import PRETRAINED
 from raygent.policies.prompts import PromptFormat
 
 
@@ -30,12 +35,28 @@ class PolicySettings(Section):
     """
 
     model: str | None = None
+    """A pretrained preset's name (`smollm2-135m-instruct`) or a local checkpoint directory; anything else is a
+    config error (checked here, before Ray starts). A validation context `{"remote_model_paths": True}` accepts a
+    path that only exists on the cluster (still rejecting an unknown name that is not a path)."""
     preset: str = "tiny-qwen2"
     vocab_size: int = Field(default=512, ge=64)
     backend: Literal["hf", "vllm"] = "hf"
     dtype: str = "float32"
     backend_options: dict[str, Any] = Field(default_factory=dict)
     prompt: PromptFormat = PromptFormat()
+
+    @field_validator("model")
+    @classmethod
+    def _model_loadable(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        remote = bool(info.context and info.context.get("remote_model_paths"))
+        if remote and ("/" in value or "\\" in value) and value not in PRETRAINED:
+            return value
+        try:
+            return check_model_reference(value)
+        except PolicyLoadError as exc:
+            raise ValueError(str(exc)) from None
 
 
 class EnvSettings(Section):
@@ -76,6 +97,10 @@ class RolloutSettings(Section):
     """Tries per episode (an environment crash or timeout restarts it) and per worker call (a dead worker)."""
     max_batch: int = Field(default=256, ge=1)
     """The most prompts an engine generates for in one backend call."""
+    agent: ClassEntry = "raygent.platform.rl.agent_loop:ChatLoop"
+    """The agent loop (`raygent.platform.rl.agent_loop`): builds prompts, turns completions into actions or tools."""
+    agent_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """The loop's own settings (`LoopContext.kwargs`)."""
 
 
 class LearnerSettings(Section):
@@ -121,15 +146,8 @@ class TrainerSettings(Section):
     seed: int = 0
     tensorboard: bool = True
     weight_sync: Literal["object_store", "nccl", "gloo"] = "object_store"
-    hindsight_demos: int = Field(default=0, ge=0)
-    """After each GRPO update, SFT steps on at most this many goals episodes achieved on the way (`info["hindsight"]`
-    from the environment), drawn from the run's replay buffer (`raygent.platform.rl.hindsight`); 0 turns it off."""
-    hindsight_updates: int = Field(default=1, ge=1)
-    """How many such SFT steps follow each GRPO update."""
-    hindsight_per_goal: int = Field(default=1, ge=1)
-    """Distinct demonstrations the buffer keeps per goal (the shortest ones)."""
-    hindsight_warmup: int = Field(default=0, ge=0)
-    """SFT steps on the seeded buffer (`AgentTrainer(hindsight_seed=...)`) before the first GRPO step."""
+    hooks: list[HookSettings] = Field(default_factory=list)
+    """Trainer hooks (`raygent.platform.rl.hooks`): `{entry: "module:attr", kwargs: {...}}` each."""
 
     @model_validator(mode="after")
     def _staleness(self) -> TrainerSettings:
@@ -147,3 +165,7 @@ class AgentRunConfig(Section):
     learner: LearnerSettings = LearnerSettings()
     sft: SFTSettings = SFTSettings()
     trainer: TrainerSettings = TrainerSettings()
+    reward: RewardSettings | None = None
+    """The reward model (`raygent.platform.rl.reward`); None: the environment's own checker."""
+    tasks: TaskSettings = TaskSettings()
+    """The task source (`raygent.platform.rl.tasks`) over `env.tasks`."""
