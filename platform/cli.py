@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from raygent.platform import rundir
@@ -27,22 +28,38 @@ app = typer.Typer(
     help="raygent: train agents and run paper studies on Ray.",
 )
 console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
 _state: dict[str, Any] = {"verbose": False}
 
+DEFAULT_MAX_BODY_KB = 1024
+"""`raygent serve --max-body-kb`: 1 MiB, room for an accessibility tree and a long history (policy_api's default)."""
 CONFIG_HELP = "Job name (e.g. fls) or path to a YAML config."
 OVERRIDES_HELP = "key=value overrides, e.g. study.alpha=0.1 sweep.max_concurrent_trials=1"
 
 
+def _print_error(message: str) -> None:
+    printable = message.encode("utf-8", "backslashreplace").decode("utf-8")  # lone surrogates from odd argv
+    err_console.print(f"[bold red]error:[/] {escape(printable)}", soft_wrap=True)
+
+
 def _fail(message: str, code: int = 2) -> NoReturn:
-    console.print(f"[bold red]error:[/] {message}", soft_wrap=True)
+    """`error: MESSAGE` on stderr (rich markup in the message is shown as typed), then exit `code`."""
+    _print_error(message)
     raise typer.Exit(code)
 
 
-def _load(config: str | None, overrides: list[str] | None, resume: Path | None) -> tuple[JobConfig, Path | None]:
+def _load(
+    config: str | None, overrides: list[str] | None, resume: Path | None, command: str = "run"
+) -> tuple[JobConfig, Path | None]:
     try:
         if resume is not None:
-            if overrides:
-                _fail("--resume continues a run with its saved config; drop the key=value overrides")
+            extra = [config] if config is not None else []
+            extra += overrides or []
+            if extra:
+                _fail(
+                    f"--resume {resume} continues a run with its saved config; drop {' '.join(extra)!r} "
+                    f"(start a new run instead: raygent {command} CONFIG key=value ... --out DIR)"
+                )
             return rundir.load_run_config(resume), resume.resolve()
         if config is None:
             _fail("missing CONFIG (a job name such as fls, or a path to a YAML file)")
@@ -51,13 +68,42 @@ def _load(config: str | None, overrides: list[str] | None, resume: Path | None) 
         _fail(str(exc))
 
 
+def _plan(config: JobConfig, resumed: Path | None, out: str | None, force: bool) -> Path:
+    """The run directory, checked before Ray starts and created only once the job can start (`_start`)."""
+    if resumed is not None:
+        if out is not None:
+            _fail(f"--resume {resumed} already names the run directory; drop --out {out}")
+        return resumed
+    if out is not None and not out.strip():
+        _fail(f"--out {out!r}: expected a directory path for the run, e.g. --out runs/{config.job}-a")
+    try:
+        return rundir.plan_run_dir(config.job, None if out is None else Path(out), force=force)
+    except ConfigError as exc:
+        _fail(str(exc))
+
+
+def _start(config: JobConfig, run_dir: Path, resumed: bool) -> Path:
+    if resumed:
+        return run_dir
+    try:
+        made = rundir.make_run_dir(run_dir)
+    except ConfigError as exc:
+        _fail(str(exc))
+    rundir.save_config(made, config)
+    return made
+
+
 def _connect(config: JobConfig, address: str | None) -> None:
     from raygent.platform.cluster import connect
 
+    source = "--address" if address else ("cluster.address" if config.cluster.address else None)
+    target = address or config.cluster.address
     try:
-        info = connect(address or config.cluster.address, config.cluster.num_cpus, _state["verbose"])
+        info = connect(target, config.cluster.num_cpus, _state["verbose"], source=source)
+    except ConfigError as exc:
+        _fail(str(exc))
     except ConnectionError as exc:
-        _fail(f"cannot reach the Ray cluster: {exc}", code=1)
+        _fail(f"cannot reach the Ray cluster: {exc}", code=2 if target or os.environ.get("RAY_ADDRESS") else 1)
     where = "embedded local cluster" if info.embedded else f"cluster at {info.address}"
     origin = Path(__file__).resolve().parent
     console.print(
@@ -106,18 +152,20 @@ def list_jobs(as_json: bool = typer.Option(False, "--json", help="Machine-readab
 def sweep(
     config: str | None = typer.Argument(None, help=CONFIG_HELP),
     overrides: list[str] | None = typer.Argument(None, help=OVERRIDES_HELP),
-    out: Path | None = typer.Option(None, "--out", help="Run directory (default runs/<job>/<timestamp>)."),
+    out: str | None = typer.Option(None, "--out", help="Run directory (default runs/<job>/<timestamp>)."),
     resume: Path | None = typer.Option(None, "--resume", help="Continue an interrupted sweep in this run directory."),
     address: str | None = typer.Option(
         None, "--address", help="Join this Ray cluster (default: RAY_ADDRESS or embedded)."
     ),
+    force: bool = typer.Option(False, "--force", help="Allow an --out that is already a run directory."),
 ) -> None:
     """Run a study's search space as a Ray Tune sweep and report whether the paper's claim held."""
-    job_config, run_dir = _load(config, overrides, resume)
+    job_config, resumed = _load(config, overrides, resume, "sweep")
     if job_config.kind != "sweep":
         _fail(f"{job_config.job} is a {job_config.kind} job; use: raygent run {job_config.job}")
-    run_dir = _run_dir(job_config, run_dir, out)
+    run_dir = _plan(job_config, resumed, out, force)
     _connect(job_config, address)
+    run_dir = _start(job_config, run_dir, resumed is not None)
     summary = _tune(job_config, run_dir, resume is not None, single=False)
     _print_verdict(summary)
     _print_outputs(run_dir)
@@ -129,16 +177,18 @@ def sweep(
 def run(
     config: str | None = typer.Argument(None, help=CONFIG_HELP),
     overrides: list[str] | None = typer.Argument(None, help=OVERRIDES_HELP),
-    out: Path | None = typer.Option(None, "--out", help="Run directory (default runs/<job>/<timestamp>)."),
+    out: str | None = typer.Option(None, "--out", help="Run directory (default runs/<job>/<timestamp>)."),
     resume: Path | None = typer.Option(None, "--resume", help="Continue an interrupted run in this run directory."),
     address: str | None = typer.Option(
         None, "--address", help="Join this Ray cluster (default: RAY_ADDRESS or embedded)."
     ),
+    force: bool = typer.Option(False, "--force", help="Allow an --out that is already a run directory."),
 ) -> None:
     """Run a job: an agent training job, or one trial of a study at the config's values."""
-    job_config, run_dir = _load(config, overrides, resume)
-    run_dir = _run_dir(job_config, run_dir, out)
+    job_config, resumed = _load(config, overrides, resume, "run")
+    run_dir = _plan(job_config, resumed, out, force)
     _connect(job_config, address)
+    run_dir = _start(job_config, run_dir, resumed is not None)
     if job_config.kind == "run":
         load_entry(job_config.entry)().run(job_config, run_dir, resume=resume is not None)
     else:
@@ -160,23 +210,36 @@ def submit(
     overrides: list[str] | None = typer.Argument(None, help=OVERRIDES_HELP),
     address: str = typer.Option(..., "--address", help="The cluster's Jobs address, e.g. http://HEAD:8265."),
     wait: bool = typer.Option(False, "--wait", help="Follow the logs and exit with the job's status."),
-    out: str | None = typer.Option(None, "--out", help="Run directory on the cluster (default runs/<job>/<time>)."),
+    out: str | None = typer.Option(
+        None, "--out", help="Run directory on the cluster (default <storage>/<job>/<time>)."
+    ),
+    storage: str | None = typer.Option(
+        None,
+        "--storage",
+        help="Durable folder on the cluster for runs (default: cluster.storage, else ~/raygent-runs on the head).",
+    ),
 ) -> None:
     """Send a job to a running Ray cluster as a Ray Job, with raygent packed as a wheel."""
-    from raygent.platform.submit import follow
+    from raygent.platform.cluster import jobs_url
+    from raygent.platform.submit import follow, logs_command, run_path
     from raygent.platform.submit import submit as submit_job
 
     job_config, _ = _load(config, overrides, None)
+    try:
+        url = jobs_url(address)
+        target = run_path(job_config, out, storage)
+    except ConfigError as exc:
+        _fail(str(exc))
     command = "sweep" if job_config.kind == "sweep" else "run"
     try:
-        job_id = submit_job(job_config, address, command, out, echo=typer.echo, verbose=_state["verbose"])
-    except (ConnectionError, RuntimeError) as exc:
-        _fail(f"cannot submit to the Ray Jobs API at {address}: {exc}", code=1)
+        job_id = submit_job(job_config, url, command, target, echo=typer.echo, verbose=_state["verbose"])
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        _fail(f"cannot submit to the Ray Jobs API at {address}: {exc}")
     if not wait:
-        typer.echo(f"follow it with: ray job logs --address {address} -f {job_id}")
+        typer.echo(f"follow it with: {logs_command(url, job_id)}")
         typer.echo(job_id)
         return
-    status = follow(address, job_id, echo=typer.echo)
+    status = follow(url, job_id, echo=typer.echo)
     typer.echo(f"job {job_id}: {status}")
     raise typer.Exit(0 if status == "SUCCEEDED" else 1)
 
@@ -186,7 +249,7 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory written by 
     """Rebuild a sweep's verdict, plot and report.html from its results."""
     from raygent.platform.report import load_results, write_report
 
-    job_config, _ = _load(None, None, run_dir)
+    job_config, _ = _load(None, None, run_dir, "sweep")
     if not (run_dir / rundir.RESULTS_FILE).is_file():
         _fail(f"{run_dir}: no {rundir.RESULTS_FILE} yet (resume the sweep with --resume {run_dir})", code=1)
     summary = write_report(run_dir.resolve(), job_config, load_results(run_dir), wall_s=None)
@@ -200,21 +263,19 @@ def tasks(
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """List the web apps' task templates: id, difficulty (1 atomic, 2 composed, 3 long) and the instruction."""
-    import random
+    from importlib.metadata import entry_points
 
-    from raygent.environments.web.registry import available_apps, load_app
-
-    apps = [web_app] if web_app else list(available_apps())
+    # The apps come from the installed packages' `raygent.apps` entry points (the suite's five and any others'),
+    # each an app object (or a function returning one or a list) whose `describe_tasks()` gives the rows.
+    found = {entry.name: entry for entry in entry_points(group="raygent.apps")}
+    if web_app is not None and web_app not in found:
+        _fail(f"unknown app {web_app!r}; apps: {', '.join(found) or 'none installed (run make setup)'}")
     rows = []
-    for name in apps:
-        try:
-            templates = load_app(name)
-        except KeyError as error:
-            _fail(str(error.args[0]))
-        for template, cls in templates.items():
-            task = cls()
-            example = task.goal(task.sample(random.Random(0)))
-            rows.append({"app": name, "template": template, "difficulty": cls.difficulty, "example": example})
+    for name in [web_app] if web_app else list(found):
+        loaded = found[name].load()
+        loaded = loaded() if callable(loaded) else loaded
+        for web in loaded if isinstance(loaded, list | tuple) else [loaded]:
+            rows.extend(web.describe_tasks())
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -226,36 +287,78 @@ def tasks(
 
 @app.command(
     epilog="Examples: raygent serve runs/grpo_toy/20261130-101500 · "
-    "curl -X POST localhost:8000/v1/act -d '{\"task\": {\"instruction\": \"What is 2+3?\"}, "
-    "\"observation\": {\"text\": \"What is 2+3?\"}}'"
+    'curl localhost:8000/v1/act -H \'Content-Type: application/json\' -d \'{"task": {"instruction": '
+    '"What is 2+3?"}, "observation": {"text": "What is 2+3?"}}\' · '
+    "OPENAI_BASE_URL=http://localhost:8000/v1 with any OpenAI client"
 )
 def serve(
     run_dir: Path = typer.Argument(..., help="A run directory (an agent run serves its trained policy)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address the HTTP proxy binds."),
-    port: int = typer.Option(8000, "--port", help="HTTP port."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535, help="HTTP port."),
     backend: str = typer.Option("hf", "--backend", help="Inference backend for the policy: hf or vllm."),
     address: str | None = typer.Option(None, "--address", help="Join this Ray cluster (default: embedded)."),
-    once: bool = typer.Option(False, "--once", help="Deploy, print the URL and exit (the app keeps running)."),
+    max_body_kb: int = typer.Option(
+        DEFAULT_MAX_BODY_KB, "--max-body-kb", min=1, max=1024 * 1024, help="Largest request body accepted (KiB)."
+    ),
+    once: bool = typer.Option(
+        False,
+        "--once",
+        help="Deploy to the cluster of --address (or RAY_ADDRESS), print the URL and exit; the app keeps running "
+        "there. Not with the embedded cluster, which stops when this command exits.",
+    ),
 ) -> None:
-    """Serve a run as a Ray Serve app: /v1/act and /v1/chat/completions for agents, /v1/summary, /v1/report."""
-    import time
+    """Serve a run as a Ray Serve app: /v1/act, OpenAI's /v1/chat/completions and /v1/models for agents;
+    /v1/summary, /v1/report, /healthz for every run."""
+    if backend not in {"hf", "vllm"}:
+        _fail(f"--backend {backend!r}: expected hf or vllm")
+    job_config, _ = _load(None, None, run_dir, "serve")
+    if once and not (address or os.environ.get("RAY_ADDRESS")):
+        _fail(
+            "--once leaves the app running on a cluster you join (--address or RAY_ADDRESS); the embedded "
+            "cluster would stop with this command, so serve without --once to keep it up"
+        )
+    from raygent.platform.cluster import probe
+
+    if host not in {"0.0.0.0", "::"}:
+        _check_port_free(host, port, probe)
+    _connect(job_config, address)
 
     from ray import serve as ray_serve
 
     from raygent.platform.serving import build_app
 
-    job_config, _ = _load(None, None, run_dir)
-    _connect(job_config, address)
     ray_serve.start(http_options={"host": host, "port": port})
-    ray_serve.run(build_app({"run_dir": str(run_dir.resolve()), "backend": backend}), name="raygent", route_prefix="/")
-    typer.echo(f"serving {run_dir} at http://{host}:{port}  (POST /v1/act, /v1/chat/completions; GET /v1/summary)")
+    args = {"run_dir": str(run_dir.resolve()), "backend": backend, "max_body_bytes": max_body_kb * 1024}
+    ray_serve.run(build_app(args), name="raygent", route_prefix="/")
+    typer.echo(
+        f"serving {run_dir} at http://{host}:{port}  (POST /v1/act, /v1/chat/completions; GET /v1/models, /v1/summary)"
+    )
     if once:
+        typer.echo(
+            "the app keeps running on the cluster; stop it with: serve shutdown (or ray_serve.delete('raygent'))"
+        )
         return
     try:
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
         ray_serve.shutdown()
+
+
+def _check_port_free(host: str, port: int, probe: Any) -> None:
+    """Refuse an unknown host, or a port something already answers on (Serve would fail later with a long
+    traceback)."""
+    import socket
+
+    try:
+        socket.getaddrinfo(host, port)
+    except (socket.gaierror, UnicodeError) as exc:
+        _fail(f"--host {host!r}: not an address this machine can bind ({exc})")
+    try:
+        probe(host, port, f"--port {port}", timeout_s=1.0)
+    except ConfigError:
+        return  # nothing answers: free
+    _fail(f"--port {port}: something already listens on {host}:{port}; pick another port")
 
 
 @app.command(epilog="Examples: raygent status · raygent status --address http://127.0.0.1:8265")
@@ -265,32 +368,46 @@ def status(
 ) -> None:
     """Show local runs and their verdicts, or the jobs on a cluster."""
     if address:
-        from ray.job_submission import JobSubmissionClient
+        from raygent.platform.cluster import jobs_url, quiet_ray_logs
 
         try:
-            jobs = JobSubmissionClient(address).list_jobs()
-        except ConnectionError as exc:
-            _fail(f"cannot reach the Ray Jobs API at {address}: {exc}", code=1)
-        table = Table("submission id", "status", "entrypoint", title=f"jobs at {address}")
+            url = jobs_url(address)
+        except ConfigError as exc:
+            _fail(str(exc))
+        from ray.job_submission import JobSubmissionClient
+
+        quiet_ray_logs(_state["verbose"])
+        try:
+            jobs = JobSubmissionClient(url).list_jobs()
+        except Exception as exc:  # Ray raises ConnectionError, RuntimeError or HTTP errors here
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            _fail(f"--address {address!r}: not a Ray Jobs API ({first})")
+        table = Table("submission id", "status", "entrypoint", title=f"jobs at {escape(url)}")
         for job in jobs:
-            table.add_row(str(job.submission_id), str(job.status.value), job.entrypoint)
+            table.add_row(escape(str(job.submission_id)), str(job.status.value), escape(job.entrypoint))
         console.print(table)
         return
-    table = Table("run", "job", "verdict", "trials", title=f"runs under {runs}")
-    for summary_path in sorted(runs.glob(f"*/*/{rundir.SUMMARY_FILE}")):
-        summary = json.loads(summary_path.read_text())
+    if runs.exists() and not runs.is_dir():
+        _fail(f"--runs {runs}: is a file; expected the folder runs are written under")
+    table = Table("run", "job", "verdict", "trials", title=f"runs under {escape(str(runs))}")
+    for summary_path in sorted(runs.rglob(rundir.SUMMARY_FILE)) if runs.is_dir() else []:
+        if rundir.TUNE_DIR in summary_path.relative_to(runs).parts:
+            continue
+        try:
+            summary = json.loads(summary_path.read_text())
+        except (OSError, ValueError):
+            continue  # a run writing its summary right now, or not a raygent file
+        if not isinstance(summary, dict):
+            continue
         verdict = "[green]holds[/]" if summary.get("holds") else "[red]does not hold[/]"
-        table.add_row(str(summary_path.parent), summary.get("job", "?"), verdict, str(summary.get("trials", "")))
+        table.add_row(
+            escape(str(summary_path.parent)),
+            escape(str(summary.get("job", "?"))),
+            verdict,
+            escape(str(summary.get("trials", ""))),
+        )
     console.print(table)
     typer.echo(f"RAY_ADDRESS={os.environ.get('RAY_ADDRESS', '(unset: commands start an embedded cluster)')}")
-
-
-def _run_dir(config: JobConfig, resumed: Path | None, out: Path | None) -> Path:
-    if resumed is not None:
-        return resumed
-    path = rundir.new_run_dir(config.job, out)
-    rundir.save_config(path, config)
-    return path
 
 
 def _tune(config: JobConfig, run_dir: Path, resume: bool, single: bool) -> dict[str, Any]:
@@ -330,8 +447,34 @@ def _print_outputs(run_dir: Path) -> None:
     typer.echo(str(run_dir))
 
 
-def main() -> None:
-    app()
+def main(argv: list[str] | None = None) -> None:
+    """The `raygent` entry point. Click's own usage errors (a missing argument, an option of the wrong type) are
+    printed like raygent's: `error: ...` on stderr, exit 2, no traceback and no boxed panel."""
+    import sys
+
+    try:  # typer >= 0.22 carries its own copy of click
+        from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+    except ImportError:  # pragma: no cover - older typer on plain click
+        from click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # type: ignore[assignment]
+
+    try:
+        code = app(args=argv, prog_name="raygent", standalone_mode=False)
+    except NoArgsIsHelpError as exc:
+        typer.echo(exc.ctx.get_help() if exc.ctx else exc.format_message())
+        sys.exit(0)
+    except UsageError as exc:
+        where = (
+            f"raygent {exc.ctx.command_path.split(' ', 1)[1]}" if exc.ctx and " " in exc.ctx.command_path else "raygent"
+        )
+        _print_error(f"{exc.format_message()} (see: {where} --help)")
+        sys.exit(2)
+    except ClickException as exc:
+        _print_error(exc.format_message())
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        _print_error("interrupted")
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

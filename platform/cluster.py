@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from dataclasses import dataclass
 from pathlib import Path
+
+from raygent.platform.config import ConfigError
 
 _QUIET_ENV = {
     "RAY_DEDUP_LOGS": "1",
@@ -24,6 +27,71 @@ _PATIENT_START_ENV = {
     "RAY_raylet_start_wait_time_s": "180",
     "RAY_agent_register_timeout_ms": "180000",
 }
+
+
+PROBE_TIMEOUT_S = 5.0
+"""How long a TCP connect to an `--address` may take before it counts as unreachable."""
+
+
+def _host_port(text: str, default_port: int | None, what: str) -> tuple[str, int]:
+    """`host:port` (or `[v6]:port`) → (host, port); `ConfigError` naming `what` when malformed."""
+    host, sep, port_text = text.rpartition(":")
+    if not sep:
+        host, port_text = text, ""
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not port_text:
+        if default_port is None:
+            raise ConfigError(f"{what}: no port; expected HOST:PORT, e.g. 127.0.0.1:6379")
+        port_text = str(default_port)
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise ConfigError(f"{what}: port {port_text!r} is not a number in 1..65535")
+    if not host or any(c.isspace() or c in "/?#@" for c in host):
+        raise ConfigError(f"{what}: {host!r} is not a host name; expected HOST:PORT, e.g. 127.0.0.1:6379")
+    return host, int(port_text)
+
+
+def probe(host: str, port: int, what: str, timeout_s: float = PROBE_TIMEOUT_S) -> None:
+    """A TCP connect to `host:port` within `timeout_s`; `ConfigError` naming `what` when nothing answers."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return
+    except socket.gaierror:
+        reason = f"unknown host {host!r}"
+    except TimeoutError:
+        reason = f"no answer from {host}:{port} within {timeout_s:g} s"
+    except OSError as exc:
+        reason = f"nothing answers at {host}:{port} ({exc.strerror or exc})"
+    raise ConfigError(f"{what}: {reason}")
+
+
+def check_ray_address(address: str, source: str = "--address", timeout_s: float = PROBE_TIMEOUT_S) -> None:
+    """Fail fast (within `timeout_s`) on a Ray address that is malformed or where nothing listens.
+
+    `auto` and `local` are Ray's own words and pass through; `ray://HOST:PORT` (Ray Client) and `HOST:PORT` (the
+    GCS) are parsed and probed, so a wrong address says so in seconds instead of Ray retrying for a minute.
+    """
+    what = f"{source} {address!r}"
+    if address in {"auto", "local"}:
+        return
+    rest = address.removeprefix("ray://")
+    if "://" in rest:
+        raise ConfigError(f"{what}: expected HOST:PORT or ray://HOST:PORT (a Jobs address http://... is for submit)")
+    host, port = _host_port(rest, None, what)
+    probe(host, port, what, timeout_s)
+
+
+def jobs_url(address: str, source: str = "--address", timeout_s: float = PROBE_TIMEOUT_S) -> str:
+    """A Ray Jobs API address as a URL (`HOST:PORT` → `http://HOST:PORT`), checked and probed like above."""
+    what = f"{source} {address!r}"
+    url = address if "://" in address else f"http://{address}"
+    scheme, _, rest = url.partition("://")
+    if scheme not in {"http", "https"}:
+        raise ConfigError(f"{what}: scheme {scheme!r}; expected http://HOST:PORT (the dashboard, port 8265)")
+    netloc = rest.split("/", 1)[0]
+    host, port = _host_port(netloc, 443 if scheme == "https" else 80, what)
+    probe(host, port, what, timeout_s)
+    return url.rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -63,14 +131,22 @@ def _token_auth_for_new_cluster() -> None:
     Config.initialize("")
 
 
-def connect(address: str | None = None, num_cpus: int | None = None, verbose: bool = False) -> ClusterInfo:
-    """Start or join Ray once per process; returns what was connected to."""
+def connect(
+    address: str | None = None, num_cpus: int | None = None, verbose: bool = False, source: str | None = None
+) -> ClusterInfo:
+    """Start or join Ray once per process; returns what was connected to.
+
+    A given or `RAY_ADDRESS` address is probed first (`check_ray_address`: `ConfigError` within seconds, naming
+    `source`, the option or key the address came from); a cluster that answers but cannot be joined raises
+    `ConnectionError`."""
     import ray
 
     for key, value in {**_QUIET_ENV, **_PATIENT_START_ENV}.items():
         os.environ.setdefault(key, value)
+    source = source or ("--address" if address else "RAY_ADDRESS")
     address = address or os.environ.get("RAY_ADDRESS") or None
     if address:
+        check_ray_address(address, source)
         use_auth_token_if_available()
     else:
         _token_auth_for_new_cluster()
@@ -82,7 +158,11 @@ def connect(address: str | None = None, num_cpus: int | None = None, verbose: bo
             "configure_logging": True,
         }
         if address:
-            ray.init(address=address, **kwargs)
+            try:
+                ray.init(address=address, **kwargs)
+            except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise ConnectionError(f"{source} {address!r}: Ray could not join the cluster ({first})") from None
         else:
             ray.init(
                 address="local",  # a new cluster even when a `ray start` one runs on this machine

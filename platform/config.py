@@ -181,6 +181,8 @@ class SweepSettings(Frozen):
 class ClusterSettings(Frozen):
     address: str | None = None
     num_cpus: int | None = Field(None, ge=1)
+    storage: str | None = Field(None, min_length=1)
+    """Where `raygent submit` puts runs on the cluster (a shared volume; default `~/raygent-runs` on the head)."""
 
 
 class JobConfig(Frozen):
@@ -208,9 +210,17 @@ def configs_dir() -> Path:
 
 def resolve_config_path(name_or_path: str) -> Path:
     """`fls` → `jobs/configs/fls.yaml`; anything that exists as a file is taken as a path."""
+    if not name_or_path.strip():
+        raise ConfigError("CONFIG is empty; expected a job name (e.g. fls) or a path to a YAML file")
     path = Path(name_or_path)
-    if path.is_file():
+    try:
+        is_file, is_dir = path.is_file(), path.is_dir()
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte
+        raise ConfigError(f"config {name_or_path!r}: not a usable path ({exc})") from None
+    if is_file:
         return path
+    if is_dir:
+        raise ConfigError(f"config {name_or_path!r} is a directory; expected a YAML file or a job name")
     if path.suffix in {".yaml", ".yml"} or "/" in name_or_path:
         raise ConfigError(f"config file {name_or_path!r} does not exist")
     candidate = configs_dir() / f"{name_or_path}.yaml"
@@ -240,6 +250,8 @@ _STUDY_ATTRS = ("params_model", "metric", "mode", "trainable", "analyze", "plot"
 
 def check_job_entry(value: object) -> str:
     """`entry:` must name a job class: a `TuneStudy` (sweeps) or an agent recipe (`config_model` and `run`)."""
+    if value is None:
+        raise ConfigError(f"entry: required key is missing; expected 'module:attr' naming {_JOB_EXPECTS}")
     try:
         check_entry(value, "class", _JOB_EXPECTS)
     except ConfigError as exc:
@@ -278,16 +290,64 @@ def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str,
     return data
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, except that a key given twice in one mapping is an error (PyYAML keeps the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, Any] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                first = seen.get(key)
+            except TypeError:  # an unhashable key: let PyYAML report it
+                break
+            if first is not None:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"duplicate key {key!r} (first given on line {first.line + 1})",
+                    key_node.start_mark,
+                )
+            seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
+
+
+def read_yaml_file(path: Path, what: str = "config file") -> dict[str, Any]:
+    """A YAML mapping from `path`; `ConfigError` for unreadable, non-UTF-8, empty, invalid or non-mapping files
+    and for duplicate keys, naming the file (and the line where YAML can tell)."""
+    try:
+        raw = path.read_bytes()
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a directory, not a {what}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the {what} ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte 0x{raw[exc.start]:02x} on line {line}); save the {what} as UTF-8"
+        ) from None
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = " ".join(p for p in (exc.context, exc.problem) if p)
+        raise ConfigError(f"{path}: not valid YAML: {where}{problem}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
+    if data is None:
+        raise ConfigError(f"{path}: the {what} is empty; expected a YAML mapping with at least job: and entry:")
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
+    return data
+
+
 def load_config(name_or_path: str, overrides: Sequence[str] = ()) -> JobConfig:
     """Read, override and validate a config; raises `ConfigError` naming the first bad key."""
     path = resolve_config_path(name_or_path)
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
-    return validate_config(apply_overrides(data, overrides))
+    return validate_config(apply_overrides(read_yaml_file(path), overrides))
 
 
 def validate_config(data: Mapping[str, Any]) -> JobConfig:
@@ -304,7 +364,21 @@ def validate_config(data: Mapping[str, Any]) -> JobConfig:
     except ValidationError as exc:
         raise ConfigError(_explain(exc, model)) from None
     _check_space(config, params_model)
+    _check_finite(config.model_dump(), [])
     return config
+
+
+def _check_finite(value: Any, where: list[str]) -> None:
+    """Every number in a config is finite: `inf`/`nan` (YAML's `.inf`, `.nan`, or `"inf"` parsed as a float)
+    would pass `ge`/`le` bounds or compare false and poison a run much later."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{'.'.join(where) or '(top level)'}: got {value}; expected a finite number")
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            _check_finite(item, [*where, str(key)])
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            _check_finite(item, [*where, str(index)])
 
 
 def _check_space(config: JobConfig, params_model: type[StudyParams]) -> None:

@@ -11,6 +11,8 @@ import asyncio
 import base64
 import datetime as dt
 import hashlib
+import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -102,6 +104,31 @@ def runtime_wheel(wheel: Path, label: str, directory: Path) -> Path:
     return out
 
 
+DEFAULT_STORAGE = "$HOME/raygent-runs"
+"""Where a submitted run goes when neither `--out`, `--storage` nor `cluster.storage` says: a folder in the home
+of the head node's user (the shell of Ray's job driver expands `$HOME`), which outlives Ray's session directory.
+The deploy/ manifests set `cluster.storage` to the runs volume instead."""
+
+
+def run_path(config: JobConfig, out: str | None = None, storage: str | None = None) -> str:
+    """The run directory of a submitted job on the cluster: `out`, else `<storage>/<job>/<time>`."""
+    if out is not None:
+        if not out.strip():
+            raise ConfigError("--out '': expected a directory path on the cluster")
+        return out
+    base = storage if storage is not None else (config.cluster.storage or DEFAULT_STORAGE)
+    if not base.strip():
+        raise ConfigError("--storage '': expected a folder on the cluster, e.g. /mnt/runs")
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return f"{base.rstrip('/')}/{config.job}/{stamp}"
+
+
+def logs_command(address: str, job_id: str) -> str:
+    """A `ray job logs` line that works against a Ray 2.60 head: its CLIs send the token only in token mode."""
+    token_mode = "RAY_AUTH_MODE=token " if os.environ.get("RAY_AUTH_MODE") == "token" else ""
+    return f"{token_mode}ray job logs --address {address} -f {job_id}"
+
+
 def submit(
     config: JobConfig,
     address: str,
@@ -117,18 +144,26 @@ def submit(
     quiet_ray_logs(verbose)
     wheel = build_wheel()
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    out = out or f"runs/{config.job}/{stamp}"
+    out = out or run_path(config)
     client = JobSubmissionClient(address)
     with tempfile.TemporaryDirectory() as workdir:
         (Path(workdir) / rundir.CONFIG_FILE).write_text(yaml.safe_dump(rundir.config_dict(config), sort_keys=False))
         job_id: str = client.submit_job(
-            entrypoint=f"python -m raygent.platform.cli {command} {rundir.CONFIG_FILE} --out {out}",
+            entrypoint=f"python -m raygent.platform.cli {command} {rundir.CONFIG_FILE} --out {_shell_word(out)}",
             runtime_env={"py_modules": [str(wheel)], "working_dir": workdir},
             submission_id=f"raygent-{config.job}-{stamp}",
             metadata={"raygent_job": config.job, "raygent_command": command},
         )
-    echo(f"submitted {job_id} to {address} (wheel {wheel.name}, outputs in the job's {out})")
+    echo(f"submitted {job_id} to {address} (wheel {wheel.name}); the run directory on the cluster: {out}")
     return job_id
+
+
+def _shell_word(path: str) -> str:
+    """`path` quoted for the job's shell, leaving a leading `$HOME` or `~` to be expanded there."""
+    for prefix in ("$HOME/", "~/"):
+        if path.startswith(prefix):
+            return f'"$HOME"/{shlex.quote(path[len(prefix) :])}'
+    return shlex.quote(path)
 
 
 def follow(address: str, job_id: str, echo: Callable[[str], None] = print) -> str:

@@ -38,7 +38,7 @@ def test_every_command_help_has_an_example(command: str) -> None:
 
 def test_report_of_a_missing_run_fails_cleanly(tmp_path) -> None:
     done = raygent("report", str(tmp_path))
-    assert done.returncode == 2 and "not a raygent run directory" in done.stdout
+    assert done.returncode == 2 and "not a raygent run directory" in done.stderr
     assert "Traceback" not in done.stderr
 
 

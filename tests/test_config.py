@@ -148,8 +148,9 @@ def test_cli_bad_config_exits_2_with_one_line_and_no_traceback(tmp_path: Path) -
     done = raygent("sweep", write(tmp_path, BASE), "study.sed=1")
     assert done.returncode == 2
     assert "Traceback" not in done.stderr + done.stdout
-    lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
-    assert len(lines) == 1
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and not done.stdout
     assert lines[0].startswith("error: study.sed: unknown key (did you mean 'seed'?); expected one of: ")
     missing = raygent("sweep", str(tmp_path / "nope.yaml"))
-    assert missing.returncode == 2 and "does not exist" in missing.stdout and "Traceback" not in missing.stderr
+    assert missing.returncode == 2 and "does not exist" in missing.stderr and not missing.stdout
+    assert "Traceback" not in missing.stderr
