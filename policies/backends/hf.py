@@ -126,7 +126,7 @@ class HFBackend:
         version: int = 0,
         max_batch_size: int = 64,
     ) -> HFBackend:
-        """A backend over the checkpoint directory `path`, loaded with `load_policy`."""
+        """A backend over the checkpoint directory `path` (or a pretrained preset's name), loaded by `load_policy`."""
         model, tokenizer = load_policy(path, dtype=dtype, device=device)
         return cls(model, tokenizer, version=version, max_batch_size=max_batch_size)
 

@@ -29,7 +29,7 @@ import torch
 from torch import Tensor
 
 from raygent.policies.backends.base import Completion, Prompt, SamplingParams
-from raygent.policies.loading import check_model_dir, resolve_dtype
+from raygent.policies.loading import resolve_dtype, resolve_model
 
 
 class VLLMBackend:
@@ -50,9 +50,9 @@ class VLLMBackend:
         max_model_len: int | None = None,
         **engine_options: Any,
     ) -> VLLMBackend:
-        """Starts an engine on the checkpoint directory `path`; `engine_options` go to `vllm.LLM` (e.g.
-        `gpu_memory_utilization`, `tensor_parallel_size`, `enforce_eager`)."""
-        directory = check_model_dir(path)
+        """Starts an engine on the checkpoint directory `path` (or a pretrained preset's name, `resolve_model`);
+        `engine_options` go to `vllm.LLM` (e.g. `gpu_memory_utilization`, `tensor_parallel_size`, `enforce_eager`)."""
+        directory = resolve_model(path)
         vllm = importlib.import_module("vllm")
         llm = vllm.LLM(
             model=str(directory),
