@@ -15,14 +15,15 @@ from pydantic import ValidationError
 
 from raygent.platform.contracts import Observation, Step, Task, Trajectory, TrajectoryGroup
 from raygent.platform.losses import (
+    ADVANTAGE_ESTIMATORS,
     LOSSES,
+    TERMS,
     LossConfig,
     adversarial_imitation_loss,
     aggregate,
     grpo_loss,
     sft_loss,
 )
-from raygent.platform.losses import ADVANTAGE_ESTIMATORS, TERMS
 from raygent.platform.losses import advantages as adv
 from raygent.platform.losses.importance import truncated_importance_weights
 from raygent.platform.losses.kl import kl_estimate
@@ -413,7 +414,8 @@ def test_registries_name_every_loss_term_and_estimator() -> None:
     assert set(ADVANTAGE_ESTIMATORS) == {"grpo", "drgrpo", "rloo"}
 
 
-def _inputs(logprobs: torch.Tensor, logits: torch.Tensor | None = None, failure: list[bool] | None = None) -> TermInputs:
+def _inputs(logprobs: torch.Tensor, logits: torch.Tensor | None = None,
+            failure: list[bool] | None = None) -> TermInputs:
     zeros = torch.zeros_like(logprobs)
     return TermInputs(
         logprobs=logprobs,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from pathlib import Path
@@ -16,19 +15,19 @@ from raygent.environments.toolcalc import ToolCalcEnv, corpus
 from raygent.jobs.grpo_toy.tasks import toolcalc_demonstrations, toolcalc_tasks
 from raygent.platform.contracts import Observation, Step, Task, Trajectory
 from raygent.platform.losses.config import LossConfig
-from raygent.platform.rl import hindsight
 from raygent.platform.rl.batch import (
     Sample,
     collate,
     denominator,
     pack,
+    policy_samples,
     samples_from_demonstration,
     samples_from_trajectories,
 )
 from raygent.platform.rl.learner import Learner
 from raygent.platform.rl.rollout import EpisodeRequest, EpisodeRunner
 from raygent.platform.rl.settings import LearnerSettings
-from raygent.platform.rl.tasks import TaskStream
+from raygent.platform.rl.tasks import AdaptiveSource, StaticSource, template_of
 from raygent.policies.backends.base import Completion, SamplingParams
 from raygent.policies.backends.hf import HFBackend
 from raygent.policies.presets import build_tiny_model
@@ -74,7 +73,7 @@ def test_pack_keeps_each_micro_batch_within_the_token_budget() -> None:
     assert denominator(samples, "seq-mean-token-mean") == 6.0
 
 
-def _step(version: int = 0, reward: float = 0.0, **info: Any) -> Step:
+def _step(version: int = 0, reward: float = 0.0, failure: bool | None = None) -> Step:
     return Step(
         observation=Observation(text="x"),
         prompt_ids=[1, 2],
@@ -82,7 +81,7 @@ def _step(version: int = 0, reward: float = 0.0, **info: Any) -> Step:
         logprobs=[-0.5],
         action="a",
         reward=reward,
-        info=info,
+        failure=failure,
         policy_version=version,
     )
 
@@ -206,6 +205,12 @@ def _trajectory(task: Task, group: str, prompt: list[int], response: list[int], 
     return Trajectory(task=task, steps=[step], success=reward > 0, group_id=group)
 
 
+def rl_update(learner: Learner, trajectories: list[Trajectory]) -> dict[str, float]:
+    """The trainer's RL update without Ray: advantages on the "driver", then the learner's summed loss terms."""
+    samples, stats = policy_samples(trajectories, learner.settings.loss)
+    return stats | learner.policy_update(samples)
+
+
 @pytest.mark.parametrize("aggregation", ["token-mean", "seq-mean-token-mean"])
 def test_grpo_raises_the_rewarded_response_and_lowers_the_other(model_dir: Path, aggregation: str) -> None:
     settings = LearnerSettings(lr=1e-3, loss=LossConfig(aggregation=aggregation))  # type: ignore[arg-type]
@@ -220,7 +225,7 @@ def test_grpo_raises_the_rewarded_response_and_lowers_the_other(model_dir: Path,
 
     good0, bad0 = total(good), total(bad)
     for _ in range(3):
-        stats = learner.grpo(group + flat)
+        stats = rl_update(learner, group + flat)
     assert total(good) > good0 + 0.1 and total(bad) < bad0 - 0.1
     assert stats["learner/kept_fraction"] == 1.0
 
@@ -231,21 +236,22 @@ def test_zero_variance_groups_are_filtered_when_asked(model_dir: Path) -> None:
     task = Task(id="t", env="e", instruction="i")
     flat = [_trajectory(task, "h", [5, 6], [7], 1.0), _trajectory(task, "h", [5, 6], [8], 1.0)]
     before = learner.weights()
-    stats = learner.grpo(flat)
+    stats = rl_update(learner, flat)
     assert stats["learner/kept_fraction"] == 0.0 and stats["learner/skipped"] == 1.0
     assert all(torch.equal(before[k], v) for k, v in learner.weights().items())
 
 
 def test_kl_and_adversarial_imitation_load_a_reference_only_when_on(model_dir: Path) -> None:
     assert Learner(str(model_dir), LearnerSettings()).reference is None
-    loss = LossConfig(kl_coef=0.05, adversarial_imitation_coef=0.2)
+    loss = LossConfig(terms=[{"name": "grpo"}, {"name": "kl", "coef": 0.05}, {"name": "adversarial_imitation"}])
     learner = Learner(str(model_dir), LearnerSettings(lr=1e-3, loss=loss))
     assert learner.reference is not None
     task = Task(id="t", env="e", instruction="i")
     group = [_trajectory(task, "g", [5, 6, 7], [20, 21], 1.0), _trajectory(task, "g", [5, 6, 7], [30, 31], 0.0)]
-    learner.grpo(group)
-    stats = learner.grpo(group)
-    assert stats["learner/grpo/kl_ref"] > 0  # the policy moved away from the reference
+    rl_update(learner, group)
+    stats = rl_update(learner, group)
+    assert stats["learner/kl/kl_ref"] > 0  # the policy moved away from the reference
+    assert stats["learner/grpo/entropy"] > 0  # logged from the real logits
     assert stats["learner/adversarial_imitation/loss"] > 0
 
 
@@ -253,27 +259,45 @@ def test_save_and_restore_round_trip_model_optimizer_and_rng(model_dir: Path, tm
     learner = Learner(str(model_dir), LearnerSettings(lr=1e-3))
     task = Task(id="t", env="e", instruction="i")
     group = [_trajectory(task, "g", [5, 6, 7], [20, 21], 1.0), _trajectory(task, "g", [5, 6, 7], [30], 0.0)]
-    learner.grpo(group)
+    rl_update(learner, group)
     learner.save(str(tmp_path / "ckpt"))
     expected_draw = torch.rand(3)
-    learner.grpo(group)
+    rl_update(learner, group)
     expected = learner.weights()
     other = Learner(str(model_dir), LearnerSettings(lr=1e-3))
     assert other.restore(str(tmp_path / "ckpt")) == 1
     assert torch.equal(torch.rand(3), expected_draw)
-    other.grpo(group)
+    rl_update(other, group)
     for name, tensor in other.weights().items():
         assert torch.allclose(tensor, expected[name], atol=1e-6), name
 
 
-def test_task_stream_batches_are_a_pure_function_of_the_index() -> None:
-    stream = TaskStream(toolcalc_tasks, "train", seed=5, batch_size=4)
-    first = [stream.take() for _ in range(3)]
-    resumed = TaskStream(toolcalc_tasks, "train", seed=5, batch_size=4)
-    resumed.load_state({"next_index": 1})
-    assert resumed.take() == first[1]
-    assert first[0][1] != first[1][1]
-    assert TaskStream(toolcalc_tasks, "train", seed=6, batch_size=4).batch(0) != first[0][1]
+def test_static_source_batches_are_a_pure_function_of_the_index() -> None:
+    source = StaticSource(toolcalc_tasks, split="train", seed=5, batch_size=4)
+    first = [source.next(i) for i in range(3)]
+    resumed = StaticSource(toolcalc_tasks, split="train", seed=5, batch_size=4)
+    resumed.load_state(source.state())
+    assert resumed.next(1) == first[1]
+    assert first[0] != first[1]
+    assert StaticSource(toolcalc_tasks, split="train", seed=6, batch_size=4).next(0) != first[0]
+
+
+def test_adaptive_source_favours_templates_neither_solved_nor_hopeless_and_round_trips() -> None:
+    source = AdaptiveSource(toolcalc_tasks, split="train", seed=0, batch_size=8, candidates=4, floor=0.0)
+    templates = sorted({template_of(t) for i in range(4) for t in source.next(i)})
+    assert len(templates) >= 3
+    solved, hopeless, *learning = templates
+    task = {template: next(t for i in range(4) for t in source.next(i) if template_of(t) == template)
+            for template in templates}
+    outcomes = [(solved, True)] * 8 + [(hopeless, False)] * 8
+    outcomes += [(tpl, k % 2 == 0) for tpl in learning for k in range(8)]
+    source.observe([Trajectory(task=task[tpl], steps=[_trajectory(task[tpl], "g", [1], [2], 0.0).steps[0]],
+                               success=ok, group_id="g") for tpl, ok in outcomes])
+    drawn = [template_of(t) for i in range(10, 20) for t in source.next(i)]
+    assert solved not in drawn and hopeless not in drawn  # weight p(1 − p) = 0 with no floor
+    restored = AdaptiveSource(toolcalc_tasks, split="train", seed=0, batch_size=8, candidates=4, floor=0.0)
+    restored.load_state(source.state())
+    assert restored.next(10) == source.next(10)
 
 
 def test_gymnasium_registration_builds_the_environment_the_workers_use() -> None:
@@ -281,93 +305,6 @@ def test_gymnasium_registration_builds_the_environment_the_workers_use() -> None
 
     register_envs()
     assert isinstance(gymnasium.make("raygent/ToolCalc-v0").unwrapped, ToolCalcEnv)
-
-
-def _acted(
-    text: str, action: str, achieved: list[list[str]] | None = None, valid: bool = True, error: str | None = None
-) -> Step:
-    info = {"hindsight": json.dumps(achieved)} if achieved else {}
-    return Step(
-        observation=Observation(text=text, last_action_error=error),
-        prompt_ids=[1],
-        response_ids=[2],
-        logprobs=[-0.1],
-        action=action,
-        valid_action=valid,
-        info=info,
-        policy_version=0,
-    )
-
-
-def test_hindsight_relabels_achieved_goals_into_their_effective_demonstrations() -> None:
-    task = Task(id="own", env="e", instruction="Do the asked thing.")
-    long_way = Trajectory(
-        task=task,
-        steps=[
-            _acted("s0", "garbage", valid=False),  # did not parse: dropped
-            _acted("s0", "click(99)"),  # refused by the environment (the next observation says so): dropped
-            _acted("s0", "a", error="no element 99"),
-            _acted("s1", "b"),
-            _acted("s2", "c", [["mute/1", "Mute."], ["own/2", task.instruction]]),
-            _acted("s3", "d", [["next/1", "Next."]]),
-        ],
-        success=False,
-        group_id="g",
-    )
-    short_way = Trajectory(
-        task=task,
-        steps=[_acted("s0", "x", [["mute/7", "Mute."]]), _acted("s1", "y", [["loop/3", "Loop."]])],
-        success=False,
-        group_id="g",
-    )
-    lost = Trajectory(task=task, steps=[_acted("s0", "z", [["fast/1", "Faster."]])], group_id="g", infra_failure=True)
-    relabeled = hindsight.relabel([long_way, short_way, lost])
-    # the episode's own goal and an infrastructure failure's steps are not relabeled; the buffer picks among the rest
-    assert [(t.instruction, turns) for t, turns in relabeled] == [
-        ("Mute.", [("s0", "a"), ("s1", "b"), ("s2", "c")]),
-        ("Next.", [("s0", "a"), ("s1", "b"), ("s2", "c"), ("s3", "d")]),
-        ("Mute.", [("s0", "x")]),
-        ("Loop.", [("s0", "x"), ("s1", "y")]),
-    ]
-    assert relabeled[2][0].id == "mute/7" and relabeled[2][0].env == "e"
-    assert hindsight.relabel([Trajectory(task=task, steps=[_acted("s", "a")], group_id="g")]) == []
-
-
-def test_hindsight_buffer_keeps_the_shortest_demo_per_goal_across_batches_and_round_trips() -> None:
-    buffer = hindsight.HindsightBuffer()
-    mute_long = (Task(id="mute/1", env="e", instruction="Mute."), [("s0", "a"), ("s1", "b")])
-    mute_short = (Task(id="mute/7", env="e", instruction="Mute."), [("s0", "x")])
-    loop = (Task(id="loop/3", env="e", instruction="Loop."), [("s0", "y")])
-    assert buffer.add([mute_long]) == 1
-    assert buffer.add([mute_short, loop]) == 2
-    assert buffer.add([mute_long]) == 0  # longer than the one kept
-    assert buffer.demonstrations() == [loop, mute_short]
-    assert sorted(buffer.sample(5, seed=0), key=lambda demo: demo[0].id) == [loop, mute_short]
-    one = buffer.sample(1, seed=3)
-    assert len(one) == 1 and one == buffer.sample(1, seed=3)
-    restored = hindsight.HindsightBuffer()
-    restored.load_state(json.loads(json.dumps(buffer.state())))
-    assert restored.demonstrations() == buffer.demonstrations()
-    # families take turns: one family's many instructions do not crowd out another's single one
-    buffer.add([(Task(id=f"play/{i}", env="e", instruction=f"Play track {i}."), [("s0", "z")]) for i in range(9)])
-    for seed in range(5):
-        three = buffer.sample(3, seed=seed)
-        assert sorted(hindsight.family(task) for task, _ in three) == ["loop", "mute", "play"]
-
-
-def test_hindsight_buffer_keeps_several_distinct_shortest_demos_per_goal() -> None:
-    buffer = hindsight.HindsightBuffer(per_goal=2)
-    mute = Task(id="mute/1", env="e", instruction="Mute.")
-    three, one, two = [("a", "x"), ("b", "y"), ("c", "z")], [("p", "x")], [("q", "x"), ("r", "y")]
-    assert buffer.add([(mute, three), (mute, one), (mute, list(one))]) == 2  # the copy of `one` is not kept again
-    assert buffer.add([(mute, two)]) == 1  # shorter than `three`, which it replaces
-    assert buffer.add([(mute, three)]) == 0
-    assert [turns for _, turns in buffer.demonstrations()] == [one, two] and len(buffer) == 2
-    restored = hindsight.HindsightBuffer(per_goal=2)
-    restored.load_state(json.loads(json.dumps(buffer.state())))
-    assert restored.demonstrations() == buffer.demonstrations()
-    with pytest.raises(ValueError, match="per_goal"):
-        hindsight.HindsightBuffer(per_goal=0)
 
 
 def test_metrics_log_keeps_what_a_resume_does_not_redo(tmp_path: Path) -> None:

@@ -137,9 +137,11 @@ class AdaptiveSource(StaticSource):
     def next(self, index: int) -> list[Task]:
         pool = self.draw(index, self.batch_size * self.candidates)
         rng = random.Random(batch_seed(self.seed, index, f"{self.stage}/adaptive"))
-        # weighted sampling without replacement (Efraimidis–Spirakis keys)
-        keyed = sorted(pool, key=lambda t: rng.random() ** (1.0 / self.weight(template_of(t))), reverse=True)
-        return keyed[: self.batch_size]
+        # weighted sampling without replacement (Efraimidis–Spirakis keys u^(1/w)); weight 0 only fills up
+        keys = [rng.random() for _ in pool]
+        weights = [self.weight(template_of(t)) for t in pool]
+        order = sorted(range(len(pool)), key=lambda i: keys[i] ** (1.0 / weights[i]) if weights[i] > 0 else -1.0)
+        return [pool[i] for i in reversed(order[-self.batch_size :])]
 
     def observe(self, trajectories: Sequence[Trajectory]) -> None:
         for trajectory in trajectories:
