@@ -60,8 +60,12 @@ class TermInputs:
 class LossTerm(Protocol):
     """The interface of a term (built-in or plugin). `name` prefixes its stats (`learner/<name>/...`)."""
 
-    name: str
-    coef: float
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def coef(self) -> float: ...
+
     needs_reference: ClassVar[bool]
 
     def covers(self, advantages: Tensor, failure: Tensor) -> Tensor:

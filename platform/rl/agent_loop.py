@@ -86,14 +86,14 @@ def to_observation(raw: Any) -> Observation:
     contract field (`text`, `image`, `url`, `last_action_error`) fill it, other JSON-friendly keys go to `info`."""
     if not isinstance(raw, dict):
         return Observation(text=str(raw))
-    fields = {"text": str(raw.get("text", ""))}
+    fields: dict[str, Any] = {"text": str(raw.get("text", ""))}
     if isinstance(raw.get("image"), bytes):
         fields["image"] = raw["image"]
     for key in ("url", "last_action_error"):
         if isinstance(raw.get(key), str) and raw[key]:
             fields[key] = raw[key]
     extra = {k: v for k, v in raw.items() if k not in Observation.model_fields and _plain_value(v)}
-    return Observation(**fields, info=extra)  # type: ignore[arg-type]
+    return Observation(**fields, info=extra)
 
 
 def _plain_value(value: Any) -> bool:
