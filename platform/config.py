@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.util
 import inspect
 import math
 import re
@@ -198,10 +199,12 @@ class JobConfig(Frozen):
 
 
 def configs_dir() -> Path:
-    """Where the shipped job configs live (`jobs/configs/` in a checkout, `raygent/jobs/configs/` in a wheel)."""
-    import raygent.jobs
+    """Where the shipped job configs live (`jobs/configs/` in a checkout, `raygent/jobs/configs/` in a wheel).
 
-    for root in raygent.jobs.__path__:
+    The jobs package is located as data (its spec), not imported: the platform depends on no job's code.
+    """
+    spec = importlib.util.find_spec("raygent.jobs")
+    for root in spec.submodule_search_locations or [] if spec else []:
         candidate = Path(root) / "configs"
         if candidate.is_dir():
             return candidate
