@@ -310,7 +310,7 @@ def test_gymnasium_registration_builds_the_environment_the_workers_use() -> None
 def test_metrics_log_keeps_what_a_resume_does_not_redo(tmp_path: Path) -> None:
     from raygent.platform.rl import metrics as m
 
-    records = [("sft", 1), ("sft", 2), ("eval", 0), ("hindsight", 0), ("grpo", 1), ("grpo", 2), ("eval", 2)]
+    records = [("sft", 1), ("sft", 2), ("eval", 0), ("hooks", 0), ("grpo", 1), ("grpo", 2), ("eval", 2)]
     records += [("grpo", 3)]
 
     def kept_after(stage: str, step: int) -> list[tuple[str, int]]:

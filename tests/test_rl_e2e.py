@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from raygent.jobs.grpo_toy.tasks import toolcalc_tasks
-from raygent.platform.rl.tasks import TaskStream
+from raygent.platform.rl.tasks import StaticSource
 
 from conftest import post, raygent, records, run_killed_at_grpo_step, served
 
@@ -52,8 +52,10 @@ def test_resumed_run_trains_every_task_batch_exactly_once(run_dir: Path) -> None
     grpo = [r for r in records(run_dir) if r["stage"] == "grpo"]
     assert [r["step"] for r in grpo] == list(range(1, STEPS + 1))
     assert [r["data/batch_index"] for r in grpo] == list(range(STEPS))
-    stream = TaskStream(toolcalc_tasks, "train", seed=0, batch_size=2, difficulty=1, task_types=["compare", "single"])
-    assert [r["data/task_ids"] for r in grpo] == [[t.id for t in stream.batch(i)] for i in range(STEPS)]
+    source = StaticSource(
+        toolcalc_tasks, split="train", seed=0, batch_size=2, task_kwargs={"difficulty": 1, "task_types": ["compare", "single"]}
+    )
+    assert [r["data/task_ids"] for r in grpo] == [[t.id for t in source.next(i)] for i in range(STEPS)]
     assert [r["policy/version"] for r in grpo] == list(range(1, STEPS + 1))
     sft = [r for r in records(run_dir) if r["stage"] == "sft"]
     assert [r["step"] for r in sft] == [1, 2, 3, 4]

@@ -291,8 +291,8 @@ SMALL = [
     "web.demo_workers=1",
     "web.explore_episodes=4",
     "web.explore_steps=3",
-    "trainer.hindsight_warmup=2",
-    "trainer.hindsight_per_goal=2",
+    "web.replay.warmup=2",
+    "web.replay.per_goal=2",
     "rollout.num_workers=1",
     "rollout.groups_per_step=1",
     "rollout.group_size=2",
@@ -328,7 +328,7 @@ def test_run_trains_resumes_and_reports_with_screenshots(run_dir: Path) -> None:
     buffers = [r["hindsight/buffer"] for r in grpo]
     assert buffers == sorted(buffers)
     # replay steps before the first GRPO step exactly when exploration seeded the buffer
-    warmup = [r for r in records(run_dir) if r["stage"] == "hindsight"]
+    warmup = [r for r in records(run_dir) if r["stage"] == "hooks"]
     seeded = grpo[0]["hindsight/buffer"] - grpo[0]["hindsight/new"]
     assert len(warmup) == (1 if seeded else 0) and all(r["hindsight/buffer"] == seeded for r in warmup)
     assert [r["step"] for r in records(run_dir) if r["stage"] == "sft"] == list(range(1, SFT_STEPS + 1))

@@ -32,8 +32,6 @@ EVAL_OUTCOMES = "eval/outcomes"
 """An eval record's `{task id: success}` of the held-out tasks (infrastructure failures left out)."""
 BATCH_INDEX = "data/batch_index"
 TASK_IDS = "data/task_ids"
-HINDSIGHT_NEW = "hindsight/new"
-HINDSIGHT_BUFFER = "hindsight/buffer"
 
 
 class MetricsLog:
@@ -88,5 +86,5 @@ class MetricsLog:
 
 
 def _phase(stage: str) -> int:
-    """0 for SFT records, 1 for the RL phase's (GRPO steps, evaluations, hindsight warmup)."""
+    """0 for SFT records, 1 for the RL phase's (GRPO steps, evaluations, hooks' start)."""
     return 0 if stage == "sft" else 1
