@@ -1,4 +1,4 @@
-"""Maps each top-level folder to `raygent.<folder>` (DESIGN §2).
+"""Maps each top-level folder to `raygent.<folder>` (docs/design.md §2).
 
 The folders carry no `__init__.py`, so `platform/` never shadows the standard library's `platform`
 module when the repository root is on `sys.path`; their subpackages may have one.

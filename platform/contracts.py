@@ -9,7 +9,7 @@ Conventions the rest of the platform relies on:
 - A `Step` is one policy call. `prompt_ids` is the whole context the inference engine saw for it (system prompt,
   instruction, earlier turns, the current observation); `response_ids` are the tokens it sampled and `logprobs`
   their log-probabilities under the sampling distribution, recorded by the engine at generation time. Text is
-  never re-tokenized for training: the learner trains on these ids (DESIGN §3).
+  never re-tokenized for training: the learner trains on these ids (docs/design.md §3).
 - `policy_version` is the weight version of the engine that produced the step. A trajectory's version is that of
   its oldest step, so staleness is measured conservatively.
 - A trajectory's reward is the sum of its step rewards unless a reward model gave it a `score` (the judge stage of

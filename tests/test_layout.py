@@ -1,4 +1,4 @@
-"""The package layout of DESIGN §2: `raygent.<folder>` imports, and no shadowing of the stdlib `platform`."""
+"""The package layout of docs/design.md §2: `raygent.<folder>` imports, and no shadowing of the stdlib `platform`."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ still trains).
 Differences from DeepSeekMath's GRPO (outcome supervision): the std normalization can be switched off (Dr. GRPO
 argues it biases toward groups with low reward spread); the std is the unbiased sample std (torch's default, as
 in TRL and verl) plus `eps`; a group of one gets advantage 0 rather than NaN. A multi-turn trajectory gets one
-advantage, shared by every response token of every step (DESIGN §3: advantages per rollout).
+advantage, shared by every response token of every step (docs/design.md §3: advantages per rollout).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The RL orchestration core (DESIGN §3): inference-engine actors, rollout workers, the learner, weight sync, the
+"""The RL orchestration core (docs/design.md §3): inference-engine actors, rollout workers, the learner, weight sync, the
 sync/async trainer loop and its checkpoints. Modules:
 
 - `settings`: the typed config sections of an agent run (`policy`, `env`, `rollout`, `learner`, `trainer`).
@@ -9,5 +9,5 @@ sync/async trainer loop and its checkpoints. Modules:
 - `weight_sync`: learner → engines (object store; a `ray.util.collective` broadcast for GPU clusters).
 - `tasks`: `TaskStream`, the deterministic, resumable sequence of task batches.
 - `checkpoint`, `metrics`, `trainer`: the loop, its checkpoints and its metric sinks.
-- `data_parallel`: the same learner update over Ray Train's `TorchTrainer` workers (DDP).
+- `learner_group`: the learner as `learner.num_workers` actors in one torch.distributed group (DDP or FSDP).
 """

@@ -2,7 +2,7 @@
 
 A *sample* is one policy call: the prompt ids the engine saw followed by the response ids it sampled; the loss
 runs over the response positions only (so environment and tool text, which lives in prompts, is never trained).
-A multi-turn trajectory gives one sample per step, each carrying the trajectory's advantage (DESIGN §3).
+A multi-turn trajectory gives one sample per step, each carrying the trajectory's advantage (docs/design.md §3).
 
 Micro-batches are packed by a padded-token budget after sorting by length, and every loss in a batch is reduced
 with the *whole batch's* denominator (`Batch.denominator`), so accumulating micro-batch gradients gives exactly

@@ -2,7 +2,7 @@
 
 Rollout workers call `generate` concurrently; the engine gathers the requests that arrive while the backend is
 busy and serves them in one backend call, so a CPU transformers model sees one large padded batch instead of
-many small ones and vLLM sees one scheduling round (DESIGN §3: batch generation across workers). Requests are
+many small ones and vLLM sees one scheduling round (docs/design.md §3: batch generation across workers). Requests are
 merged only when their `SamplingParams` are equal and carry no seed (a seeded request is reproducible only
 alone). `load_weights` waits for the running batch, swaps the weights and bumps the version; every completion
 carries the version of the weights that generated it.

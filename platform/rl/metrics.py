@@ -1,4 +1,4 @@
-"""Metric names (defined once, `/`-namespaced; DESIGN §7.5) and the sinks: `metrics.jsonl` and TensorBoard."""
+"""Metric names (defined once, `/`-namespaced; docs/design.md §7.5) and the sinks: `metrics.jsonl` and TensorBoard."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 An RL job's YAML has these top-level sections next to `job`, `kind`, `entry`: `policy`, `env`, `rollout`,
 `learner`, `trainer`, `reward`, `tasks` (and whatever its recipe adds, e.g. `sft`). `raygent run grpo_toy policy.backend=vllm
-policy.model=/models/qwen` changes the backend and model with no code change (DESIGN §1).
+policy.model=/models/qwen` changes the backend and model with no code change (docs/design.md §1).
 """
 
 from __future__ import annotations
@@ -103,7 +103,25 @@ class RolloutSettings(Section):
     """The loop's own settings (`LoopContext.kwargs`)."""
 
 
+class LoraSettings(Section):
+    """LoRA adapters (`peft`) on the learner's linear layers: only the adapters train; the engines, weight sync and
+    checkpoints see the merged weights W + (alpha / rank)·B·A under the plain model's names."""
+
+    rank: int = Field(default=8, ge=1)
+    alpha: float = Field(default=16.0, gt=0)
+    dropout: float = Field(default=0.0, ge=0, lt=1)
+    target_modules: list[str] = Field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
+    """Names (last component) of the `nn.Linear` modules that get adapters."""
+
+
 class LearnerSettings(Section):
+    """The learner group: `num_workers` actors in one `torch.distributed` group (gloo on CPU, NCCL on GPU), each
+    training on a shard of the batch; `strategy: ddp` replicates the model, `fsdp` shards parameters, gradients
+    and optimizer state (`torch.distributed.fsdp.fully_shard`) for models that do not fit one device."""
+
+    num_workers: int = Field(default=1, ge=1)
+    strategy: Literal["ddp", "fsdp"] = "ddp"
+    lora: LoraSettings | None = None
     lr: float = Field(default=1e-4, gt=0)
     weight_decay: float = Field(default=0.0, ge=0)
     adam_eps: float = Field(default=1e-8, gt=0)
