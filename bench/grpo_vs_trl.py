@@ -20,8 +20,13 @@ steps; the first step of every run is warm-up and dropped. Everything runs on on
 (`torch.set_num_threads(1)`). Medians over the remaining steps are compared.
 
     python bench/grpo_vs_trl.py [--prompts 4] [--group 4] [--completion-tokens 16] [--steps 5] [--runs 2]
+    python bench/grpo_vs_trl.py --preset smollm2-135m-instruct      # the SmolLM2-135M row
 
-Last line: `ours_step_s=… trl_step_s=… ratio=… trl_version=…` (ratio = ours / TRL; target ≤ 1.0).
+`--preset` is a tiny preset built here (default `tiny-qwen2`, with a tokenizer trained on ToolCalc text) or a
+pretrained one (`smollm2-135m-instruct`: its converted directory in the cache, with its own tokenizer and chat
+template); both sides load the same directory.
+
+Last line: `ours_step_s=… trl_step_s=… ratio=… trl_version=… preset=…` (ratio = ours / TRL; target ≤ 1.0).
 """
 
 from __future__ import annotations
@@ -44,7 +49,9 @@ from raygent.platform.rl.learner import Learner
 from raygent.platform.rl.settings import LearnerSettings
 from raygent.policies.backends import SamplingParams
 from raygent.policies.backends.hf import HFBackend
+from raygent.policies.loading import load_tokenizer, resolve_model
 from raygent.policies.presets import build_tiny_model
+from raygent.policies.pretrained import PRETRAINED
 from raygent.policies.prompts import ChatMessage, render_prompt
 from raygent.policies.tokenizer import build_tokenizer
 
@@ -58,7 +65,7 @@ def digit_reward(text: str) -> float:
     return sum(character.isdigit() for character in text) / len(text) if text else 0.0
 
 
-def trl_reward(completions: list[str], **_: Any) -> list[float]:
+def trl_reward(completions: list[str], **_: Any) -> list[float | None]:
     """`digit_reward` in TRL's reward-function signature (standard, non-conversational completions)."""
     return [digit_reward(completion) for completion in completions]
 
@@ -193,8 +200,12 @@ def main() -> None:
     ours: list[float] = []
     theirs: list[float] = []
     with tempfile.TemporaryDirectory(prefix="bench_grpo_") as directory:
-        tokenizer = build_tokenizer(corpus(n_tasks=500), directory, vocab_size=args.vocab_size)
-        model_dir = build_tiny_model(args.preset, tokenizer, Path(directory) / args.preset, seed=0)
+        if args.preset in PRETRAINED:
+            model_dir = resolve_model(args.preset)
+            tokenizer = load_tokenizer(model_dir)
+        else:
+            tokenizer = build_tokenizer(corpus(n_tasks=500), directory, vocab_size=args.vocab_size)
+            model_dir = build_tiny_model(args.preset, tokenizer, Path(directory) / args.preset, seed=0)
         texts = prompt_texts(tokenizer, args.prompts)
         ids = [[int(t) for t in tokenizer.encode(text, add_special_tokens=False)] for text in texts]
         if [list(row) for row in tokenizer(text=texts)["input_ids"]] != ids:
@@ -204,7 +215,10 @@ def main() -> None:
             ours.extend(our_run(model_dir, ids, args, seed=run)[1:])
             theirs.extend(trl_run(model_dir, texts, args, seed=run, output_dir=Path(directory) / f"trl{run}")[1:])
     ours_s, trl_s = statistics.median(ours), statistics.median(theirs)
-    print(f"ours_step_s={ours_s:.3f} trl_step_s={trl_s:.3f} ratio={ours_s / trl_s:.2f} trl_version={trl.__version__}")
+    print(
+        f"ours_step_s={ours_s:.3f} trl_step_s={trl_s:.3f} ratio={ours_s / trl_s:.2f} trl_version={trl.__version__} "
+        f"preset={args.preset}"
+    )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,10 @@
 """Generated tokens per second of the `InferenceEngine` actor against its backend called directly in-process.
 
 For each backend (`hf`, `vllm`) and model preset, one engine actor is started with `start_engines` and one raw
-backend is built in this process with `make_backend`, over the same checkpoint. A round then measures both arms on
+backend is built in this process with `make_backend`, over the same checkpoint. A tiny preset (`tiny-qwen2`,
+`small-qwen2`) is built here with a tokenizer trained on ToolCalc text; a pretrained preset
+(`smollm2-135m-instruct`, row `smollm2`) is its converted directory in the cache, with its own tokenizer and chat
+template. A round then measures both arms on
 the same prompts (ToolCalc task instructions through the chat template, token ids as rollout workers send them):
 
 - engine: `--clients` threads, released together by a barrier, each send their share of the prompts in one
@@ -19,6 +22,7 @@ cores.
 
     python bench/rollout_throughput.py [--backends hf vllm] [--presets tiny-qwen2 small-qwen2] [--prompts 32]
                                        [--max-new-tokens 32] [--clients 4] [--rounds 3]
+    python bench/rollout_throughput.py --presets smollm2-135m-instruct      # the SmolLM2-135M row
 
 Last line: `<backend>_<size>_engine_tok_s=… <backend>_<size>_raw_tok_s=… <backend>_<size>_ratio=… …
 min_ratio=…` (ratio = engine / raw; target ≥ 0.9).
@@ -45,7 +49,9 @@ from transformers import PreTrainedTokenizerBase
 from raygent.environments.toolcalc import corpus, generate_tasks
 from raygent.platform.rl.engine import VLLM_CPU_ENV, start_engines
 from raygent.policies.backends import Completion, InferenceBackend, SamplingParams, make_backend
+from raygent.policies.loading import load_tokenizer, resolve_model
 from raygent.policies.presets import build_tiny_model
+from raygent.policies.pretrained import PRETRAINED
 from raygent.policies.prompts import ChatMessage, encode_prompt
 from raygent.policies.tokenizer import build_tokenizer
 
@@ -157,11 +163,16 @@ def main() -> None:
         prompts = make_prompts(tokenizer, args.prompts)
         ray.init(address="local", num_cpus=max(2, args.threads), include_dashboard=False, log_to_driver=False)
         for preset in args.presets:
-            model_dir = build_tiny_model(preset, tokenizer, Path(directory) / preset, seed=0)
+            if preset in PRETRAINED:
+                model_dir = resolve_model(preset)
+                preset_prompts = make_prompts(load_tokenizer(model_dir), args.prompts)
+            else:
+                model_dir = build_tiny_model(preset, tokenizer, Path(directory) / preset, seed=0)
+                preset_prompts = prompts
             size = preset.split("-")[0]
             for backend_name in args.backends:
                 print(f"{backend_name} {preset}: {len(prompts)} prompts × {args.max_new_tokens} tokens", flush=True)
-                engine_tok_s, raw_tok_s = measure(backend_name, model_dir, prompts, params, args)
+                engine_tok_s, raw_tok_s = measure(backend_name, model_dir, preset_prompts, params, args)
                 gc.collect()  # frees the raw arm's backend (a vLLM engine holds its KV cache) before the next
                 key = f"{backend_name}_{size}"
                 results[f"{key}_engine_tok_s"] = engine_tok_s

@@ -6,7 +6,10 @@ the same `load_policy` path a real checkpoint takes. SFT uses expert demonstrati
 (`sft.task_kwargs`); GRPO then trains on every type with the checker's reward. Claim: GRPO raises held-out
 success (tasks whose parameters are never trained on) by at least `MIN_GAIN` over the SFT model.
 
-Cluster scale is the same job: `policy.model=/path/to/model policy.backend=vllm rollout.num_workers=...`.
+A pretrained model is the same job: `policy.model=smollm2-135m-instruct` (SmolLM2-135M-Instruct, its own
+tokenizer and chat template; the recipe's prompts are chat messages, so they render through any template); see
+`jobs/configs/grpo_toy.yaml` for the smaller batch and learning rates it is run with on 2 cores. Cluster scale is
+the same job: `policy.model=/path/to/model policy.backend=vllm rollout.num_workers=...`.
 """
 
 from __future__ import annotations
@@ -35,7 +38,10 @@ class GRPOToy:
     def run(self, config: JobConfig, run_dir: Path, resume: bool = False) -> dict[str, Any]:
         console = Console()
         agent = agent_sections(config, AgentRunConfig)
-        model_path = initial_model(agent, run_dir, corpus(n_tasks=2000, seed=agent.trainer.seed))
+        # A real model (`policy.model`: a checkpoint or a pretrained preset) keeps its own tokenizer; only a tiny
+        # model built here needs the ToolCalc text to train one.
+        text = corpus(n_tasks=2000, seed=agent.trainer.seed) if agent.policy.model is None else []
+        model_path = initial_model(agent, run_dir, text)
         trainer = AgentTrainer(agent, run_dir, model_path, console=console)
         try:
             result = trainer.run(resume=resume)
