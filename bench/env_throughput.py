@@ -3,6 +3,7 @@ and RSS growth of a worker (with its Playwright driver and Chromium) over many e
 
     python bench/env_throughput.py [--app code_editor] [--episodes 1000] [--scaling-episodes 40]
                                    [--driver solver|random] [--steps 5] [--difficulties 1] [--ui-seed 0]
+                                   [--action-timeout-ms 3000] [--step-times-only]
 
 Workers are `multiprocessing` processes (spawn), each with its own `BrowserEnv` and so its own Chromium (one
 browser per worker process, a fresh context per episode), as RLlib env runners or the RL core's rollout workers
@@ -22,6 +23,12 @@ and then either the template's scripted solver (`--driver solver`, default: the 
 - CPU: each run also reports the cores its workers' process trees used (CPU seconds over wall time): a
   worker that alone keeps more than one of 2 cores busy cannot scale to 2.0, and on a machine that other
   jobs load, 2 workers get no more than the cores left free.
+- Step time of a random policy (issue 24): a lone pinned worker runs `--scaling-episodes` episodes of `--steps`
+  random allowed actions (`--driver random`'s policy) after the lone pinned run of `--driver`; each `step` call
+  is timed (resets excluded). `random_step_ms` / `scripted_step_ms` are the mean step times of the two, and
+  `random_slow_steps` the share of random steps over 1 s (a click on a covered or disabled element used to wait
+  out the action timeout, `--action-timeout-ms`, BrowserEnv's default 3 s; it is now refused at once). The
+  target: `random_over_scripted` ≤ 2. `--step-times-only` runs just these two runs.
 - Memory: one worker runs `--episodes` episodes; every `--rss-every` episodes it sums the RSS of its process
   tree (Python, the Playwright driver, every Chromium process). `rss_growth_mb_per_1000` is the least-squares
   slope of that sum against the episode count, per 1,000 episodes (samples from the first tenth of the run are
@@ -31,7 +38,8 @@ and then either the template's scripted solver (`--driver solver`, default: the 
   reset time of this run.
 
 Last line: `steps_per_s_1=… steps_per_s_2=… scaling=… steps_per_s_1_pinned=… scaling_per_core=…
-steps_per_s_2_free=… reset_s=… rss_growth_mb_per_1000=…`.
+steps_per_s_2_free=… reset_s=… rss_growth_mb_per_1000=… scripted_step_ms=… random_step_ms=…
+random_over_scripted=… random_slow_steps=…` (with `--step-times-only`, the last four).
 """
 
 from __future__ import annotations
@@ -61,6 +69,7 @@ class WorkerSpec:
     seed: int
     rss_every: int
     cpus: tuple[int, ...] | None = None
+    action_timeout_ms: float = 3000.0
 
 
 def tree_memory_mb() -> tuple[float, float]:
@@ -99,8 +108,11 @@ def tree_cpu_s() -> float:
     return total
 
 
-def run_episode(env: Any, spec: WorkerSpec, task_id: str, rng: random.Random) -> tuple[float, int, bool]:
-    """One episode; `(reset seconds, env steps, solved)`. `env` is a `DiscreteWebEnv` (`browser_env` underneath).
+def run_episode(
+    env: Any, spec: WorkerSpec, task_id: str, rng: random.Random, step_times: list[float] | None = None
+) -> tuple[float, int, bool]:
+    """One episode; `(reset seconds, env steps, solved)`. `env` is a `DiscreteWebEnv` (`browser_env` underneath);
+    each step's seconds are appended to `step_times` when given.
 
     A solver that cannot find its next element (one of its actions failed) ends the episode unsolved."""
     from raygent.environments.web.server import ui_spec
@@ -112,7 +124,11 @@ def run_episode(env: Any, spec: WorkerSpec, task_id: str, rng: random.Random) ->
     if spec.driver == "random":
         for _ in range(spec.steps):
             allowed = np.flatnonzero(observation["action_mask"])
-            observation, _, terminated, truncated, info = env.step(int(rng.choice(list(allowed))))
+            action = int(rng.choice(list(allowed)))
+            began = time.perf_counter()
+            observation, _, terminated, truncated, info = env.step(action)
+            if step_times is not None:
+                step_times.append(time.perf_counter() - began)
             steps += 1
             if terminated or truncated:
                 break
@@ -123,7 +139,10 @@ def run_episode(env: Any, spec: WorkerSpec, task_id: str, rng: random.Random) ->
     try:
         action = next(solver)
         while True:
+            began = time.perf_counter()
             result = browser_env.step(action)
+            if step_times is not None:
+                step_times.append(time.perf_counter() - began)
             steps += 1
             info = result[4]
             if result[2] or result[3]:
@@ -146,6 +165,7 @@ def worker_main(spec: WorkerSpec, start: Any, results: Connection) -> None:
             "ui_seed": spec.ui_seed,
             "wait_s": 0.05,
             "cpus": list(spec.cpus) if spec.cpus is not None else None,
+            "action_timeout_ms": spec.action_timeout_ms,
         }
     )
     templates = list_tasks(spec.app, spec.difficulties)
@@ -155,12 +175,13 @@ def worker_main(spec: WorkerSpec, start: Any, results: Connection) -> None:
     results.send("ready")
     start.wait()
     resets: list[float] = []
+    step_times: list[float] = []
     memory: list[tuple[int, float, float]] = [(0, *tree_memory_mb())]
     steps = solved = 0
     cpu_began, began = tree_cpu_s(), time.perf_counter()
     for episode in range(spec.episodes):
         task_id = f"{templates[episode % len(templates)]}/{spec.seed * 100_000 + episode}"
-        reset_s, taken, success = run_episode(env, spec, task_id, rng)
+        reset_s, taken, success = run_episode(env, spec, task_id, rng, step_times)
         resets.append(reset_s)
         steps += taken
         solved += success
@@ -169,7 +190,15 @@ def worker_main(spec: WorkerSpec, start: Any, results: Connection) -> None:
     wall, cpu = time.perf_counter() - began, tree_cpu_s() - cpu_began
     launches = env.browser_env.host.launches
     env.close()
-    stats = {"steps": steps, "wall": wall, "cpu": cpu, "resets": resets, "memory": memory, "solved": solved}
+    stats = {
+        "steps": steps,
+        "wall": wall,
+        "cpu": cpu,
+        "resets": resets,
+        "memory": memory,
+        "solved": solved,
+        "step_times": step_times,
+    }
     results.send({**stats, "launches": launches})
 
 
@@ -216,15 +245,56 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=5, help="actions per episode of the random driver")
     parser.add_argument("--rss-every", type=int, default=0, help="episodes between RSS samples (0: episodes/20)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--action-timeout-ms", type=float, default=3000.0, help="how long a click waits (BrowserEnv's default: 3 s)"
+    )
+    parser.add_argument("--step-times-only", action="store_true", help="only the scripted and random step-time runs")
     args = parser.parse_args()
     from raygent.environments.web.discrete import worker_core
 
-    def spec(episodes: int, seed: int, core: int | None = None) -> WorkerSpec:
+    def spec(episodes: int, seed: int, core: int | None = None, driver: str | None = None) -> WorkerSpec:
         every = args.rss_every or max(1, episodes // 20)
         cpus = None if core is None else (worker_core(core),)
         return WorkerSpec(
-            args.app, tuple(args.difficulties), args.ui_seed, episodes, args.driver, args.steps, seed, every, cpus
+            args.app,
+            tuple(args.difficulties),
+            args.ui_seed,
+            episodes,
+            driver or args.driver,
+            args.steps,
+            seed,
+            every,
+            cpus,
+            args.action_timeout_ms,
         )
+
+    def step_time_run(driver: str) -> list[float]:
+        """A lone pinned worker with `driver`; prints a line, returns its step times (seconds)."""
+        (stats,) = run_workers([spec(args.scaling_episodes, args.seed, 0, driver)])
+        times = stats["step_times"]
+        slow = sum(t > 1.0 for t in times)
+        print(
+            f"{driver} driver, 1 worker pinned: {len(times)} steps, mean {statistics.mean(times) * 1000:.0f} ms, "
+            f"median {statistics.median(times) * 1000:.0f} ms, p90 {np.percentile(times, 90) * 1000:.0f} ms, "
+            f"max {max(times) * 1000:.0f} ms, {slow} over 1 s; solved {stats['solved']}/{args.scaling_episodes}",
+            flush=True,
+        )
+        return list(times)
+
+    def step_time_keys(scripted: list[float], random_times: list[float]) -> str:
+        scripted_ms, random_ms = statistics.mean(scripted) * 1000, statistics.mean(random_times) * 1000
+        slow = sum(t > 1.0 for t in random_times) / len(random_times)
+        return (
+            f"scripted_step_ms={scripted_ms:.0f} random_step_ms={random_ms:.0f} "
+            f"random_over_scripted={random_ms / scripted_ms:.2f} random_slow_steps={slow:.3f}"
+        )
+
+    if args.step_times_only:
+        scripted = step_time_run("solver")
+        print(step_time_keys(scripted, step_time_run("random")))
+        return
+
+    step_times: dict[tuple[int, bool], list[float]] = {}
 
     def scaling_run(workers: int, pinned: bool) -> float:
         """`workers` workers at once, each pinned to a core of its own or all free; prints a line, returns the
@@ -232,6 +302,7 @@ def main() -> None:
         stats = run_workers(
             [spec(args.scaling_episodes, args.seed + i, i if pinned else None) for i in range(workers)]
         )
+        step_times[(workers, pinned)] = stats[0]["step_times"]
         steps, wall, cpu = sum(s["steps"] for s in stats), max(s["wall"] for s in stats), sum(s["cpu"] for s in stats)
         where = "pinned to a core each" if pinned else "free"
         print(
@@ -245,6 +316,7 @@ def main() -> None:
     steps_1_pinned = scaling_run(1, pinned=True)
     steps_2 = scaling_run(2, pinned=True)
     steps_2_free = scaling_run(2, pinned=False)
+    random_times = step_time_run("random")
     (run,) = run_workers([spec(args.episodes, args.seed + 2)])
     memory = run["memory"]
     rss, uss = [(x, r) for x, r, _ in memory], [(x, u) for x, _, u in memory]
@@ -262,7 +334,8 @@ def main() -> None:
     print(
         f"steps_per_s_1={steps_1:.2f} steps_per_s_2={steps_2:.2f} scaling={steps_2 / steps_1:.2f} "
         f"steps_per_s_1_pinned={steps_1_pinned:.2f} scaling_per_core={steps_2 / steps_1_pinned:.2f} "
-        f"steps_per_s_2_free={steps_2_free:.2f} reset_s={reset_s:.3f} rss_growth_mb_per_1000={growth:.1f}"
+        f"steps_per_s_2_free={steps_2_free:.2f} reset_s={reset_s:.3f} rss_growth_mb_per_1000={growth:.1f} "
+        + step_time_keys(step_times[(1, True)], random_times)
     )
 
 

@@ -5,6 +5,11 @@ grid coordinates (0–1000) scale to the viewport. A failure the agent caused �
 disabled element, an unknown option, a refused URL — raises `ActionError`, which the environment shows as the
 next observation's `last_action_error`. Anything else (the browser died) propagates as Playwright's error.
 
+Clicks on an element (`click(12)`, `left_double(12)`, `right_single(12)`) first hit-test it as a person would
+see it: a disabled element, or one covered by another element at its centre and four inner points, is refused
+at once with an `ActionError` naming what covers it (Playwright would wait out the action timeout); when only
+the centre is covered, the click goes to an uncovered point.
+
 Element forms: `type(12, "x")` replaces the value of an input or textarea (a range input is set), picks the
 option of a select, and otherwise focuses the element and types at its caret; clicking an `option` of a
 select selects it. A trailing newline in typed text presses Enter (UI-TARS's convention).
@@ -44,6 +49,50 @@ from raygent.policies.actions import Action, ClickAction, FinishedAction, TypeAc
 
 class ActionError(Exception):
     """The action could not be carried out; the message is shown to the agent."""
+
+
+HIT_TEST = """(e) => {
+  const disabled = e.matches(":disabled") || e.getAttribute("aria-disabled") === "true";
+  if (disabled) return {state: "disabled"};
+  let r = e.getBoundingClientRect();
+  if (r.width === 0 || r.height === 0) return {state: "unknown"};
+  if (r.bottom <= 0 || r.right <= 0 || r.top >= innerHeight || r.left >= innerWidth) {
+    e.scrollIntoView({block: "center", inline: "center"});
+    r = e.getBoundingClientRect();
+  }
+  const within = (hit) => {
+    for (let node = hit; node; node = node.parentElement || (node.getRootNode && node.getRootNode().host)) {
+      if (node === e) return true;
+    }
+    return hit && hit.control === e;
+  };
+  const deepest = (x, y) => {
+    let hit = document.elementFromPoint(x, y);
+    while (hit && hit.shadowRoot) {
+      const inner = hit.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    return hit;
+  };
+  let cover = null, tried = 0;
+  for (const [fx, fy] of [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]]) {
+    const x = r.left + r.width * fx, y = r.top + r.height * fy;
+    if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) continue;
+    tried += 1;
+    const hit = deepest(x, y);
+    if (within(hit)) return fx === 0.5 && fy === 0.5 ? {state: "ok"} : {state: "ok", x: x - r.left, y: y - r.top};
+    cover = cover || hit;
+  }
+  if (!tried || !cover) return {state: "unknown"};
+  const name = (cover.getAttribute("aria-label") || cover.textContent || "").replace(/\\s+/g, " ").trim();
+  const classes = typeof cover.className === "string" ? cover.className.trim().split(/\\s+/).filter(Boolean) : [];
+  const what = "<" + cover.tagName.toLowerCase() + (cover.id ? "#" + cover.id : "")
+    + classes.map((c) => "." + c).join("") + ">" + (name ? " \\"" + name.slice(0, 60) + "\\"" : "");
+  return {state: "covered", by: what};
+}"""
+"""Evaluated on an element before a click: `ok` (with a point inside the element when its centre is covered),
+`disabled`, `covered` (`by`: what covers it) or `unknown` (not laid out or off-screen: Playwright decides)."""
 
 
 @dataclass(frozen=True)
@@ -106,11 +155,9 @@ class ActionExecutor:
         self._handlers: dict[type[Action], Callable[[Any, Any], None]] = {
             ClickAction: self._click_element,
             ClickPoint: lambda page, a: page.mouse.click(*self._point(page, a.x, a.y)),
-            DoubleClickElement: lambda page, a: self._element(page, a.element).dblclick(timeout=self._timeout),
+            DoubleClickElement: lambda page, a: self._clickable(page, a).dblclick(timeout=self._timeout),
             DoubleClickPoint: lambda page, a: page.mouse.dblclick(*self._point(page, a.x, a.y)),
-            RightClickElement: lambda page, a: self._element(page, a.element).click(
-                button="right", timeout=self._timeout
-            ),
+            RightClickElement: lambda page, a: self._clickable(page, a).click(button="right", timeout=self._timeout),
             RightClickPoint: lambda page, a: page.mouse.click(*self._point(page, a.x, a.y), button="right"),
             DragAction: self._drag,
             TypeAction: self._type_element,
@@ -161,7 +208,24 @@ class ActionExecutor:
             select = locator.locator("xpath=ancestor::select[1]")
             select.select_option(value=option, timeout=self._timeout)
             return
-        locator.click(timeout=self._timeout)
+        self._clickable(page, action, locator).click(timeout=self._timeout)
+
+    def _clickable(self, page: Any, action: Any, locator: Any = None) -> Any:
+        """The element of a click action, hit-tested (`HIT_TEST`): `ActionError` at once when it is disabled or
+        covered; a locator-like object whose clicks go to an uncovered point when its centre is covered."""
+        locator = locator if locator is not None else self._element(page, action.element)
+        found = locator.evaluate(HIT_TEST)
+        state = found.get("state") if isinstance(found, dict) else "unknown"
+        if state == "disabled":
+            raise ActionError(f"{action.render()}: element [{action.element}] is disabled")
+        if state == "covered":
+            raise ActionError(
+                f"{action.render()}: element [{action.element}] is covered by {found.get('by', 'another element')}"
+                " (it cannot be clicked now; close or move what covers it)"
+            )
+        if state == "ok" and "x" in found:
+            return _AtPoint(locator, {"x": float(found["x"]), "y": float(found["y"])})
+        return locator
 
     def _drag(self, page: Any, action: DragAction) -> None:
         start, end = self._point(page, action.x1, action.y1), self._point(page, action.x2, action.y2)
@@ -238,6 +302,19 @@ class ActionExecutor:
     def _go_back(self, page: Any, action: GoBackAction) -> None:
         if page.go_back(timeout=self.settings.navigation_timeout_ms) is None:
             raise ActionError("go_back(): there is no previous page")
+
+
+class _AtPoint:
+    """A locator whose clicks land at `position` (relative to the element's box) instead of its centre."""
+
+    def __init__(self, locator: Any, position: dict[str, float]) -> None:
+        self.locator, self.position = locator, position
+
+    def click(self, **kwargs: Any) -> None:
+        self.locator.click(position=self.position, **kwargs)
+
+    def dblclick(self, **kwargs: Any) -> None:
+        self.locator.dblclick(position=self.position, **kwargs)
 
 
 def settle(page: Any, timeout_ms: float) -> None:

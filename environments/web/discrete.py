@@ -29,6 +29,7 @@ pure (`encode`), deterministic across processes (CRC32 hashes, not Python's salt
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -291,8 +292,12 @@ def action_text(index: int, elements: Sequence[Placed], slots: Sequence[str], en
 class DiscreteWebEnv(gymnasium.Wrapper):
     """`BrowserEnv` with `Discrete` actions and a fixed-size numeric observation (see the module docstring)."""
 
-    def __init__(self, env: BrowserEnv, encoding: Encoding | None = None) -> None:
+    def __init__(self, env: gymnasium.Env, encoding: Encoding | None = None, max_steps: int | None = None) -> None:
+        """`env`: a `BrowserEnv`, or any environment whose observations carry `text` (the observation format of
+        `observe.py`), `goal` and `last_action_error` and whose actions are the web grammar's strings.
+        `max_steps` scales the step-count feature when `env` has no `max_steps` of its own."""
         super().__init__(env)
+        self.max_steps = max_steps
         self.encoding = encoding or Encoding()
         enc = self.encoding
         self.action_space = spaces.Discrete(enc.actions)
@@ -310,7 +315,9 @@ class DiscreteWebEnv(gymnasium.Wrapper):
 
     @property
     def browser_env(self) -> BrowserEnv:
-        env: BrowserEnv = self.env.unwrapped  # type: ignore[assignment]
+        env = self.env.unwrapped
+        if not isinstance(env, BrowserEnv):
+            raise TypeError(f"this DiscreteWebEnv wraps a {type(env).__name__}, not a BrowserEnv")
         return env
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
@@ -333,8 +340,11 @@ class DiscreteWebEnv(gymnasium.Wrapper):
         return self._mask.copy()
 
     def _encode(self, observation: Mapping[str, Any], steps: int) -> dict[str, np.ndarray]:
-        env = self.browser_env
-        limit = env.max_steps if env.task is not None else 1
+        env = self.env.unwrapped
+        if isinstance(env, BrowserEnv):
+            limit = env.max_steps if env.task is not None else 1
+        else:
+            limit = int(getattr(env, "max_steps", None) or self.max_steps or 1)
         features, mask, self._elements, self._slots = encode(
             observation["text"], observation["goal"], observation["last_action_error"], steps / limit, self.encoding
         )
@@ -353,7 +363,13 @@ def make_discrete_env(config: Mapping[str, Any] | None = None) -> DiscreteWebEnv
     encoding's sizes `elements`, `text_slots`, `name_buckets`, `term_buckets` and its `verbs`, and `cpus`: the
     cores to hold the browser to (a list), or `"worker"`: one core per remote RLlib env runner, by its worker
     index (`worker_core`; the driver's local runner, index 0, stays free). Other keys are ignored.
+
+    `factory`: `"module:attr"` of any environment factory, called with this config (RLlib's `EnvContext`); it
+    returns a `DiscreteWebEnv` (used as it is) or an environment `DiscreteWebEnv` can wrap (a `BrowserEnv` over
+    any registered app or external pages, with the caller's own settings). The encoding keys still apply.
     """
+    if config and config.get("factory"):
+        return _from_factory(config)
     cpus = config.get("cpus") if config else None
     if cpus == "worker":
         index = int(getattr(config, "worker_index", 0))
@@ -373,6 +389,30 @@ def make_discrete_env(config: Mapping[str, Any] | None = None) -> DiscreteWebEnv
         cpus=cpus,
     )
     return DiscreteWebEnv(env, Encoding.from_config(config))
+
+
+def load_factory(entry: str) -> Any:
+    """The callable `"module:attr"` names (`ValueError` naming the `factory` key if it is not one)."""
+    module_name, _, attr = str(entry).partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"factory: expected 'module:attr', got {entry!r}")
+    try:
+        value = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as error:
+        raise ValueError(f"factory: cannot load {entry!r} ({error})") from None
+    if not callable(value):
+        raise ValueError(f"factory: {entry!r} is not callable")
+    return value
+
+
+def _from_factory(config: Mapping[str, Any]) -> DiscreteWebEnv:
+    env = load_factory(config["factory"])(config)
+    if isinstance(env, DiscreteWebEnv):
+        return env
+    if not isinstance(env, gymnasium.Env):
+        raise ValueError(f"factory: {config['factory']!r} returned {type(env).__name__}, not a gymnasium.Env")
+    max_steps = config.get("max_steps")
+    return DiscreteWebEnv(env, Encoding.from_config(config), int(max_steps) if max_steps else None)
 
 
 def worker_core(index: int) -> int:

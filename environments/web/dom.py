@@ -26,15 +26,17 @@ INIT_SCRIPT = """
     if (TYPES.has(type)) mark(this);
     return add.call(this, type, listener, options);
   };
-  for (const type of TYPES) {
-    const descriptor = Object.getOwnPropertyDescriptor(HTMLElement.prototype, "on" + type);
-    if (!descriptor || !descriptor.set) continue;
-    Object.defineProperty(HTMLElement.prototype, "on" + type, {
-      configurable: true,
-      enumerable: descriptor.enumerable,
-      get: descriptor.get,
-      set(value) { if (value) mark(this); descriptor.set.call(this, value); },
-    });
+  for (const proto of [HTMLElement.prototype, SVGElement.prototype]) {
+    for (const type of TYPES) {
+      const descriptor = Object.getOwnPropertyDescriptor(proto, "on" + type);
+      if (!descriptor || !descriptor.set) continue;
+      Object.defineProperty(proto, "on" + type, {
+        configurable: true,
+        enumerable: descriptor.enumerable,
+        get: descriptor.get,
+        set(value) { if (value) mark(this); descriptor.set.call(this, value); },
+      });
+    }
   }
 })();
 """

@@ -1,10 +1,13 @@
 """`BrowserEnv`: a gymnasium environment that puts an agent in front of one of the suite's web apps.
 
 Each episode is one task (`registry.py`): a fresh browser context of the process's one Chromium
-(`browser.py`) opens `/<app>/index.html?seed=<ui seed>` on the suite's server (`server.py`), awaits
-`window.raygent.ready` and calls `window.raygent.setState(initial_state)`. Each `step` parses the action string
-with the web grammar (`grammar.py`), carries it out (`actions.py`), reads
-`window.raygent.getState()` from the app's page and asks the template's `validate`.
+(`browser.py`) opens the task's page on the suite's server (`server.py`): the template's `url(params)` when it
+gives one, else its app's (`/<app>/index.html?seed=<ui seed>`). Through the page contract (`task.PageContract`:
+the template's, else its app's; by default the suite's own) it runs the contract's init scripts, awaits
+`window.raygent.ready`, calls `window.raygent.setState(initial_state)` and, when the contract has a `goal`,
+reads the instruction from the page. Each `step` parses the action string with the web grammar
+(`grammar.py`), carries it out (`actions.py`), reads the page's state (`window.raygent.getState()` by default)
+and asks the template's `validate`.
 
 - Observation (dict): `text` (the accessibility tree with element ids, `observe.py`), `goal`, `url`,
   `last_action_error` ("" when the last action was fine), and `screenshot` (an `H×W×3` uint8 image) when built
@@ -14,7 +17,9 @@ with the web grammar (`grammar.py`), carries it out (`actions.py`), reads
   episode carries `validate`'s reward; earlier steps earn 0 (each step's verdict is in `info["validate"]`).
 - `info`: `task_id` (`<app>/<template>/<seed>@<ui_seed>`), `goal`, `message` (validate's), `validate`, `step`,
   `valid_action`, `visited_urls` (main-frame URLs of the episode, for DocOS's TUI metric),
-  `blocked_requests` (the sandbox's log, `sandbox.py`), `infra_failure`, and `success` on the last step.
+  `blocked_requests` (the sandbox's log, `sandbox.py`), `infra_failure`, and `success` on the last step:
+  `validate`'s explicit success when it says one, else `done and reward >= 1.0` (`task.verdict`).
+- Sandbox: pages reach the suite's server and the `allowed_origins` given (loopback only).
 - Reliability: every browser call runs under a watchdog (`step_timeout_s`); a crashed or hung browser ends the
   episode with `info["infra_failure"] = True` (truncated, reward 0) so the caller retries it, and the next
   `reset` relaunches the browser. `reset` itself retries `reset_retries` times (on a fresh context, or on a
@@ -43,21 +48,37 @@ from raygent.environments.web.dom import INIT_SCRIPT, observe
 from raygent.environments.web.grammar import WEB_GRAMMAR
 from raygent.environments.web.obs_space import MAX_TEXT_CHARS, action_space, clean, observation_space, png_to_array
 from raygent.environments.web.registry import (
-    APPS,
     TaskInstance,
+    WebApp,
+    app_names,
     available_apps,
     env_id,
     from_platform,
+    get_app,
     list_tasks,
     make_task,
 )
-from raygent.environments.web.sandbox import Sandbox
+from raygent.environments.web.sandbox import Sandbox, origin_of
 from raygent.environments.web.server import AppServer, shared_server, ui_spec
+from raygent.environments.web.task import SUITE_CONTRACT, PageContract, verdict
 from raygent.platform.contracts import Task
 from raygent.policies.actions import FinishedAction, InvalidAction
 
 UNREADABLE_STATE: dict[str, Any] = {}
 """What `validate` sees when the app's page cannot be read (it navigated away)."""
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
+
+
+def loopback_origins(origins: Sequence[str]) -> tuple[str, ...]:
+    """`origins` as `scheme://host:port`, each checked to be an http(s) origin on this machine's loopback."""
+    checked = []
+    for origin in origins:
+        normal = origin_of(origin)
+        host = normal.split("://", 1)[1].rsplit(":", 1)[0] if normal else ""
+        if host not in LOOPBACK_HOSTS and not host.startswith("127."):
+            raise ValueError(f"allowed_origins: {origin!r} is not an http(s) origin on loopback (127.0.0.1, localhost)")
+        checked.append(normal)
+    return tuple(checked)
 
 Observation = dict[str, Any]
 
@@ -66,7 +87,8 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
     """Web-app tasks in headless Chromium (see the module docstring); registered as `raygent/web-<app>-v0`.
 
     Args:
-        app: the app(s) whose tasks `reset` draws when not given one (None: every available app).
+        app: the app(s) whose tasks `reset` draws when not given one (None: the suite's own apps); any registered
+            app by name (`registry.register_app`, the `raygent.apps` entry points).
         templates: restrict the drawn templates (names within the app(s)).
         difficulties: the levels drawn from (1 atomic, 2 composed, 3 long).
         ui_seed: the UI layout seed of drawn tasks (0: default labels; None: drawn from `ui_seeds`).
@@ -81,6 +103,8 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
         render_mode: None, `"ansi"` (the observation text) or `"rgb_array"` (a full screenshot).
         browser, server: the host and server to use (default: the thread's shared browser, the process's server).
         cpus: the cores to hold the browser's processes to (`BrowserHost.pin`; None: any core).
+        allowed_origins: origins besides the suite's server that pages may reach (loopback only, e.g. a
+            benchmark's own server at `http://127.0.0.1:8123`).
     """
 
     action_grammar = WEB_GRAMMAR
@@ -106,11 +130,13 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
         browser: BrowserHost | None = None,
         server: AppServer | None = None,
         cpus: Sequence[int] | None = None,
+        allowed_origins: Sequence[str] = (),
     ) -> None:
         apps = available_apps() if app is None else (app,) if isinstance(app, str) else tuple(app)
-        unknown = [name for name in apps if name not in APPS]
+        unknown = [name for name in apps if name not in app_names()]
         if not apps or unknown:
-            raise ValueError(f"app must be among {APPS}, got {app!r}")
+            raise ValueError(f"app must be among {app_names()}, got {app!r}")
+        self.allowed_origins = loopback_origins(allowed_origins)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}")
         self.apps = apps
@@ -147,6 +173,7 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
         self._steps = 0
         self._done = True
         self._last_obs: Observation | None = None
+        self._page_goal: str | None = None
 
     # ------------------------------------------------------------------ gymnasium API
 
@@ -198,18 +225,18 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
         except (PlaywrightError, BrowserHung) as failure:
             return self._infra_failure(failure)
         self.last_state = state
-        verdict = self.task.task.validate(state, self.task.params)
-        reward_now, done, message = float(verdict[0]), bool(verdict[1]), str(verdict[2])
-        terminated = done or isinstance(parsed, FinishedAction)
+        result = tuple(self.task.task.validate(state, self.task.params))
+        judged = verdict(result)
+        terminated = judged.done or isinstance(parsed, FinishedAction)
         truncated = not terminated and self._steps >= self.max_steps
         self._done = terminated or truncated
-        info = self._info(message=message, verdict=verdict, infra_failure=False)
+        info = self._info(message=judged.message, verdict=result, infra_failure=False)
         info["valid_action"] = not isinstance(parsed, InvalidAction)
         if self._done:
-            info["success"] = done and reward_now >= 1.0
-        return observation, reward_now if self._done else 0.0, terminated, truncated, info
+            info["success"] = judged.success
+        return observation, judged.reward if self._done else 0.0, terminated, truncated, info
 
-    def render(self) -> Any:  # type: ignore[override]
+    def render(self) -> Any:
         """`ansi`: the latest observation text; `rgb_array`: a screenshot of the active page."""
         if self.render_mode == "ansi":
             return self._last_obs["text"] if self._last_obs else ""
@@ -241,9 +268,34 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
         assert self.task is not None
         return self.max_steps_override or self.task.max_steps
 
-    def task_url(self) -> str:
+    @property
+    def app(self) -> WebApp:
+        """The registered app of the current task."""
         assert self.task is not None
-        return self.server.app_url(self.task.app, self.task.ui_seed)
+        return get_app(self.task.app)
+
+    @property
+    def contract(self) -> PageContract:
+        """The page contract of the current task (its template's, else its app's)."""
+        assert self.task is not None
+        return self.task.task.contract or self.app.contract or SUITE_CONTRACT
+
+    @property
+    def goal(self) -> str:
+        """The current task's instruction: read from the page when its contract has a `goal`, else the template's."""
+        if self._page_goal is not None:
+            return self._page_goal
+        return self.task.goal if self.task else ""
+
+    def task_url(self) -> str:
+        """The current task's page: its template's `url(params)`, else its app's, on the suite's server unless
+        absolute."""
+        assert self.task is not None
+        app = self.app
+        if app.static_dir is not None:
+            self.server.add_static(f"/{app.name}/", app.static_dir)
+        url = self.task.task.url(self.task.params) or app.page_url(self.task.ui_seed)
+        return url if "://" in url else self.server.origin + "/" + url.lstrip("/")
 
     @property
     def visited_urls(self) -> list[str]:
@@ -268,7 +320,9 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
         assert self.task is not None
         self._close_context()
         self._visited, self._page_errors = [], []
-        self._sandbox = Sandbox((self.server.origin,))
+        self._page_goal = None
+        contract = self.contract
+        self._sandbox = Sandbox((self.server.origin, *self.allowed_origins))
         self._executor = ActionExecutor(self._sandbox, self.action_settings)
         context = browser.new_context(
             viewport={"width": self.viewport[0], "height": self.viewport[1]},
@@ -279,15 +333,20 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
         context.set_default_timeout(self.action_settings.navigation_timeout_ms)
         self._sandbox.install(context)
         context.add_init_script(INIT_SCRIPT)
+        for script in contract.init_scripts:
+            context.add_init_script(script)
         context.on("page", self._on_page)
         page = context.new_page()
         self._on_page(page)
         page.goto(self.task_url(), wait_until="load")
-        page.wait_for_function("() => window.raygent && window.raygent.ready")
-        page.evaluate("() => window.raygent.ready")
-        # JSON text crosses the protocol far faster than a nested object (a library with subtitle cues).
-        state = json.dumps(self.task.task.initial_state(self.task.params))
-        page.evaluate("async (state) => { await window.raygent.setState(JSON.parse(state)); }", state)
+        if contract.ready:
+            page.wait_for_function(contract.ready)
+            page.evaluate(contract.ready)  # awaits the promise a ready function returns
+        if contract.set_state:
+            # JSON text crosses the protocol far faster than a nested object (a library with subtitle cues).
+            page.evaluate(contract.set_state, json.dumps(self.task.task.initial_state(self.task.params)))
+        if contract.goal:
+            self._page_goal = str(page.evaluate(contract.goal) or "")
         settle(page, self.action_settings.navigation_timeout_ms)
         return self._observe("")
 
@@ -318,15 +377,18 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
         app_page = self._pages[0]
         if app_page.is_closed():
             raise PlaywrightError("the app's page is closed")
-        text = app_page.evaluate("() => JSON.stringify(window.raygent ? window.raygent.getState() : null)")
-        state = json.loads(text) if isinstance(text, str) else None
+        text = app_page.evaluate(self.contract.get_state)
+        try:
+            state = json.loads(text) if isinstance(text, str) else text
+        except json.JSONDecodeError:
+            state = None
         return state if isinstance(state, dict) else dict(UNREADABLE_STATE)
 
     def _observe(self, error: str) -> Observation:
         page = self._active_page()
         observation: Observation = {
             "text": clean(observe(page), MAX_TEXT_CHARS),
-            "goal": clean(self.task.goal if self.task else ""),
+            "goal": clean(self.goal),
             "url": clean(page.url),
             "last_action_error": clean(error),
         }
@@ -342,12 +404,13 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
         message = f"infrastructure failure: {type(failure).__name__}: {str(failure).splitlines()[0][:300]}"
         observation: Observation = {
             "text": "",
-            "goal": clean(self.task.goal if self.task else ""),
+            "goal": clean(self.goal),
             "url": "",
             "last_action_error": clean(message),
         }
         if self.screenshot_size is not None:
-            observation["screenshot"] = np.zeros(self.observation_space["screenshot"].shape, np.uint8)
+            shape = self.observation_space["screenshot"].shape  # type: ignore[index]
+            observation["screenshot"] = np.zeros(shape, np.uint8)
         info = self._info(message=message, verdict=None, infra_failure=True)
         info["success"] = False
         return observation, 0.0, False, True, info
@@ -356,7 +419,7 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
         assert self.task is not None
         return {
             "task_id": self.task.full_id,
-            "goal": self.task.goal,
+            "goal": self.goal,
             "message": message,
             "validate": verdict,
             "step": self._steps,
@@ -403,12 +466,12 @@ def run_solver(env: BrowserEnv, task_id: str, ui_seed: int | None = None) -> tup
 
 
 def register_envs() -> list[str]:
-    """Register `raygent/web-<app>-v0` for every app with gymnasium (idempotent); returns the ids.
+    """Register `raygent/web-<app>-v0` for every known app with gymnasium (idempotent); returns the ids.
 
     `gymnasium.make("raygent/web-media_player-v0", difficulties=(1,))` builds one; the app is fixed by the id.
     """
     ids = []
-    for app in APPS:
+    for app in app_names():
         gym_id = env_id(app)
         if gym_id not in gymnasium.registry:
             gymnasium.register(id=gym_id, entry_point="raygent.environments.web.env:BrowserEnv", kwargs={"app": app})

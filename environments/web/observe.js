@@ -3,8 +3,11 @@
 // Evaluated by observe.py as `(options) => string`. It renumbers the page: every visible actionable element
 // gets `data-rg-id="N"` (N from 1, document order), stale marks are removed, and the text lists one element per
 // line, indented two spaces per tree level. Structural containers (dialogs, menus, lists, toolbars, ...) and
-// visible text get lines without ids. `options`: maxChars (whole text), maxTextChars (one text line or value),
-// maxTextTotal (all text lines together; the rest is summarized in one line).
+// visible text get lines without ids. SVG is walked too: a shape or group with a click handler, a role, a
+// tabindex or a link gets an id (its name from aria-label, a <title> child or its text) and its box. A form
+// control with no label, aria name, placeholder or title is named by the short text just before it (after it,
+// for a checkbox or radio), as a person reads "Name [____]". `options`: maxChars (whole text), maxTextChars
+// (one text line or value), maxTextTotal (all text lines together; the rest is summarized in one line).
 (options) => {
   const opts = Object.assign({maxChars: 12000, maxTextChars: 240, maxTextTotal: 6000}, options || {});
   const ACTIONABLE = new Set([
@@ -35,7 +38,13 @@
     ASIDE: "complementary", ARTICLE: "article", FIGURE: "figure", FIELDSET: "group", IMG: "img", HR: "separator",
     METER: "progressbar",
   };
-  const SKIP_TAGS = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "HEAD", "META", "LINK", "SVG", "svg"]);
+  const SKIP_TAGS = new Set([
+    "SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "HEAD", "META", "LINK", "script", "style", "defs", "clipPath",
+    "mask", "symbol", "title", "desc", "metadata", "marker", "linearGradient", "radialGradient", "pattern",
+    "filter",
+  ]);
+  const CONTROLS = "input,select,textarea,button,[contenteditable],[role=textbox],[role=combobox]";
+  const isSvg = (el) => el instanceof SVGElement;
   const clip = (text, limit) => (text.length > limit ? text.slice(0, limit - 1) + "…" : text);
   const squash = (text) => (text || "").replace(/\s+/g, " ").trim();
   const quote = (text) => JSON.stringify(text);
@@ -50,7 +59,7 @@
     const explicit = (el.getAttribute("role") || "").trim().split(/\s+/)[0];
     if (explicit && explicit !== "presentation" && explicit !== "none") return explicit;
     const tag = el.tagName;
-    if (tag === "A") return el.hasAttribute("href") ? "link" : "";
+    if (tag === "A" || (tag === "a" && isSvg(el))) return el.hasAttribute("href") ? "link" : "";
     if (tag === "INPUT") {
       const type = (el.getAttribute("type") || "text").toLowerCase();
       return type === "hidden" ? "" : INPUT_ROLES[type] || "textbox";
@@ -101,10 +110,48 @@
     return "";
   }
 
+  function textOf(node) {
+    if (node.nodeType === Node.TEXT_NODE) return squash(node.textContent);
+    return squash(node.innerText === undefined ? node.textContent : node.innerText);
+  }
+
+  // The short text right before a control (right after, for a checkbox or radio): its label by proximity.
+  function nearbyText(el, after) {
+    let node = el;
+    for (let level = 0; level < 3 && node && node !== document.body; level++) {
+      for (let sib = after ? node.nextSibling : node.previousSibling; sib;
+        sib = after ? sib.nextSibling : sib.previousSibling) {
+        if (sib.nodeType === Node.ELEMENT_NODE) {
+          if (SKIP_TAGS.has(sib.tagName)) continue;
+          if (sib.matches(CONTROLS) || sib.querySelector(CONTROLS) || !visible(sib)) return "";
+        } else if (sib.nodeType !== Node.TEXT_NODE) {
+          continue;
+        }
+        const text = textOf(sib);
+        if (text) return text.length <= 80 ? text.replace(/\s*[:：]\s*$/, "") : "";
+      }
+      node = node.parentElement;  // a wrapper holding only this control: look beside the wrapper
+      if (!node || node.querySelectorAll(CONTROLS).length > 1) return "";
+    }
+    return "";
+  }
+
   function nameOf(el, role) {
     const label = labelText(el);
     if (label) return label;
     const tag = el.tagName;
+    if (isSvg(el)) {
+      const title = Array.from(el.children).find((child) => child.tagName === "title");
+      return clip(squash((title && title.textContent) || el.textContent || ""), opts.maxTextChars);
+    }
+    if (["INPUT", "SELECT", "TEXTAREA"].includes(tag) && !el.getAttribute("placeholder") && !el.title) {
+      const type = (el.getAttribute("type") || "").toLowerCase();
+      if (type !== "hidden" && !["button", "submit", "reset", "image"].includes(type)) {
+        const after = type === "checkbox" || type === "radio";
+        const near = nearbyText(el, after) || (after ? nearbyText(el, false) : "");
+        if (near) return clip(near, opts.maxTextChars);
+      }
+    }
     if (tag === "INPUT" && ["button", "submit", "reset"].includes((el.type || "").toLowerCase())) return el.value;
     if (tag === "IMG") return squash(el.alt || el.title);
     if (tag === "OPTION") return squash(el.label || el.textContent);
@@ -189,13 +236,13 @@
       if (value !== null && value !== undefined) line += ` value=${quote(clip(String(value), opts.maxTextChars * 2))}`;
       const flags = flagsOf(el, role);
       if (flags.length) line += " " + flags.join(" ");
-      if (role === "canvas") line += " " + boxOf(el);
+      if (role === "canvas" || isSvg(el)) line += " " + boxOf(el);
       lines.push(line);
       if (container || el.tagName === "SELECT") emitChildren(el, depth + 1);
       return;
     }
     if (!role && !nested) {
-      emitText(el.innerText, depth);
+      emitText(el.innerText === undefined ? el.textContent : el.innerText, depth);
       return;
     }
     let childDepth = depth;

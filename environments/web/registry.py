@@ -1,12 +1,20 @@
-"""Task ids, task instances and the platform view of the web suite's tasks.
+"""Apps, task ids, task instances and the platform view of the web suite's tasks.
+
+Apps are registered (issue 17.7): `WebApp` says what an app is (its templates or the package that registers
+them, its static directory or page URL, its page contract, and optionally its commands and its docs guide);
+`register_app(app)` adds one in this process, and a package adds its apps for every process through the entry
+point group `raygent.apps` (each entry a `WebApp`, or a function returning one or a list of them). The five
+built-in apps are entries of raygent's own `pyproject.toml` and are also known without it (`BUILTIN_APPS`).
+`BrowserEnv(app=...)`, `raygent tasks`, the RLlib wrapper and the agent jobs take an app by name from here.
 
 A task is `<app>/<template>/<seed>`: the template's parameters are drawn by `WebTask.sample` from
 `random.Random("<app>/<template>/<seed>")`, so the id alone reproduces them. The UI seed (which labels and
 menus the app shows, DocOS's randomization) is separate: `<app>/<template>/<seed>@<ui_seed>` names both, and
 without `@` the UI seed is the caller's choice (0, the default layout, unless the environment draws one).
 
-- `list_tasks(app=None, difficulties=None)`: the template ids `<app>/<template>` (importing the apps' task
-  modules, which fill the `TASKS` registry).
+- `app_names()`, `get_app(name)`, `load_app(name)` (its templates, importing what registers them).
+- `list_tasks(app=None, difficulties=None)`: the template ids `<app>/<template>` of one app (default: the
+  built-in ones, `available_apps()`).
 - `make_task(task_id, ui_seed=None)`: a `TaskInstance` with the template, parameters, goal and limits.
 - `TaskInstance.to_platform()`: the `raygent.platform.contracts.Task` the RL core schedules; its `env` is the
   gymnasium id `raygent/web-<app>-v0` and `BrowserEnv.reset(options={"task": task})` accepts it back.
@@ -17,16 +25,126 @@ from __future__ import annotations
 
 import importlib
 import random
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from raygent.environments.web.task import TASKS, WebTask
+from pydantic import BaseModel, ConfigDict, Field
+
+from raygent.environments.web.task import SUITE_CONTRACT, TASKS, PageContract, WebTask
 from raygent.platform.contracts import Task
 
-APPS = ("code_editor", "image_editor", "word_processor", "slide_editor", "media_player")
+ENTRY_POINT_GROUP = "raygent.apps"
+"""The package entry point group of web apps (`[project.entry-points."raygent.apps"]` in a `pyproject.toml`)."""
+BUILTIN_APPS = ("code_editor", "image_editor", "word_processor", "slide_editor", "media_player")
+APPS = BUILTIN_APPS
+"""The suite's own apps (kept under its old name)."""
 APPS_DIR = Path(__file__).resolve().parent / "apps"
+
+
+class WebApp(BaseModel):
+    """One app of the web suite, as registered (see the module docstring).
+
+    Its templates come from `templates` (classes; their `app` is set to `name` when they have none) and/or
+    from importing `package` (whose `@register` decorators fill `TASKS`). Its page is `url` (a path on the
+    suite's server or a loopback URL; `{app}` and `{ui_seed}` are filled in) unless a task gives its own;
+    `static_dir` is served at `/<name>/`. `commands` and `guide` are `"module:attr"` of the app's `Command`
+    list (its `ui.json` and the expert's `UISpec`) and of its docs `Guide`; `contract` is the page contract of
+    its templates that have none.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    templates: tuple[type[WebTask], ...] = ()
+    package: str | None = None
+    static_dir: Path | None = None
+    url: str = "/{app}/index.html?seed={ui_seed}"
+    contract: PageContract = SUITE_CONTRACT
+    commands: str | None = Field(None, pattern=r"^[\w.]+:\w+$")
+    guide: str | None = Field(None, pattern=r"^[\w.]+:\w+$")
+    description: str = ""
+
+    def page_url(self, ui_seed: int) -> str:
+        """This app's page for `ui_seed` (relative to the suite's server unless absolute)."""
+        return self.url.format(app=self.name, ui_seed=ui_seed)
+
+    def describe_tasks(self) -> list[dict[str, Any]]:
+        """One row per template: `app`, `template`, `difficulty` and an example instruction (seed 0); what
+        `raygent tasks` prints (a template whose page holds its goal shows its class docstring's first line)."""
+        rows = []
+        for template, cls in load_app(self.name).items():
+            task = cls()
+            example = task.goal(task.sample(random.Random(0))) or (cls.__doc__ or "").strip().split("\n")[0]
+            rows.append({"app": self.name, "template": template, "difficulty": cls.difficulty, "example": example})
+        return rows
+
+
+def builtin_app(name: str) -> WebApp:
+    """The `WebApp` of one of the suite's own apps (served from `apps/`, so no `static_dir`)."""
+    package = f"raygent.environments.web.apps.{name}"
+    return WebApp(
+        name=name,
+        package=package,
+        commands=f"{package}.commands:COMMANDS",
+        guide=f"raygent.environments.web.docs.guides.{name}:GUIDE",
+    )
+
+
+_REGISTERED: dict[str, WebApp] = {}
+_LOCK = threading.Lock()
+
+
+def register_app(app: WebApp, replace: bool = False) -> WebApp:
+    """Register `app` in this process (and its `templates` in `TASKS`); a second app of the same name is an error
+    unless `replace` (or unless it is equal)."""
+    with _LOCK:
+        known = _REGISTERED.get(app.name)
+        if known is not None and known != app and not replace:
+            raise ValueError(f"an app named {app.name!r} is already registered")
+        if app.static_dir is not None and not app.static_dir.is_dir():
+            raise ValueError(f"app {app.name!r}: static_dir {app.static_dir} is not a directory")
+        templates = TASKS.setdefault(app.name, {})
+        for cls in app.templates:
+            if getattr(cls, "app", app.name) != app.name:
+                raise ValueError(f"template {cls.__name__} belongs to app {cls.app!r}, not {app.name!r}")
+            cls.app = app.name
+            if templates.get(cls.template, cls) is not cls and not replace:
+                raise ValueError(f"duplicate task template {app.name}/{cls.template}")
+            templates[cls.template] = cls
+        _REGISTERED[app.name] = app
+    _forget_docs()
+    return app
+
+
+def _entry_points() -> dict[str, Any]:
+    return {entry.name: entry for entry in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _load_entry(entry: Any) -> list[WebApp]:
+    value = entry.load()
+    value = value() if callable(value) and not isinstance(value, WebApp) else value
+    found = [value] if isinstance(value, WebApp) else list(value) if isinstance(value, list | tuple) else []
+    if not found or not all(isinstance(app, WebApp) for app in found):
+        raise TypeError(f"entry point {entry.name} = {entry.value} ({ENTRY_POINT_GROUP}) gives no WebApp")
+    return found
+
+
+def app_names() -> tuple[str, ...]:
+    """The apps known now: the built-in ones on disk, then the entry points', then those registered here."""
+    names = [app for app in BUILTIN_APPS if (APPS_DIR / app / "__init__.py").is_file()]
+    names += [name for name in _entry_points() if name not in names]
+    names += [name for name in _REGISTERED if name not in names]
+    return tuple(names)
+
+
+def available_apps() -> tuple[str, ...]:
+    """The suite's own apps on disk, in `BUILTIN_APPS` order: the default pool of `BrowserEnv(app=None)`,
+    `list_tasks()` and the agent jobs (others are taken by name)."""
+    return tuple(app for app in BUILTIN_APPS if (APPS_DIR / app / "__init__.py").is_file())
 
 
 def env_id(app: str) -> str:
@@ -34,17 +152,57 @@ def env_id(app: str) -> str:
     return f"raygent/web-{app}-v0"
 
 
-def available_apps() -> tuple[str, ...]:
-    """The apps whose package exists on disk, in `APPS` order (others' apps may still be in progress)."""
-    return tuple(app for app in APPS if (APPS_DIR / app / "__init__.py").is_file())
+def get_app(name: str) -> WebApp:
+    """The app called `name`: registered here, else an entry point's, else a built-in one (`KeyError` if none)."""
+    if name in _REGISTERED:
+        return _REGISTERED[name]
+    entry = _entry_points().get(name)
+    if entry is not None:
+        for app in _load_entry(entry):
+            register_app(app)
+        if name in _REGISTERED:
+            return _REGISTERED[name]
+    if name in BUILTIN_APPS and (APPS_DIR / name / "__init__.py").is_file():
+        return register_app(builtin_app(name))
+    raise KeyError(f"unknown app {name!r}; apps: {', '.join(app_names())}")
 
 
 def load_app(app: str) -> dict[str, type[WebTask]]:
-    """Import an app's package (so its `@register` decorators run) and return its templates."""
-    if app not in APPS:
-        raise KeyError(f"unknown app {app!r}; apps: {', '.join(APPS)}")
-    importlib.import_module(f"raygent.environments.web.apps.{app}")
+    """An app's templates, importing its `package` first (so its `@register` decorators run)."""
+    registered = get_app(app)
+    if registered.package:
+        importlib.import_module(registered.package)
     return TASKS.get(app, {})
+
+
+def app_commands(app: str) -> list[Any]:
+    """The app's `Command`s (empty for an app without menus)."""
+    registered = get_app(app)
+    return list(_attr(registered.commands)) if registered.commands else []
+
+
+def app_guides() -> dict[str, Any]:
+    """app -> docs `Guide` of every known app that has one, built-in apps first."""
+    guides = {}
+    for name in app_names():
+        registered = get_app(name)
+        if registered.guide:
+            guides[name] = _attr(registered.guide)
+    return guides
+
+
+def _attr(entry: str) -> Any:
+    module, _, attr = entry.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def _forget_docs() -> None:
+    """A new app may bring a guide: the docs site's cached pages are rebuilt on next use."""
+    import sys
+
+    pages = sys.modules.get("raygent.environments.web.docs.pages")
+    if pages is not None:
+        pages.site.cache_clear()
 
 
 def list_tasks(app: str | None = None, difficulties: Iterable[int] | None = None) -> list[str]:

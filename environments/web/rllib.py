@@ -2,8 +2,10 @@
 PPO module, a success metric, and a small CPU-friendly `PPOConfig` (RLlib's new API stack).
 
 - `register()` registers `"raygent-web-discrete"` (`ENV_NAME`) with `ray.tune.registry.register_env`; its
-  creator builds `environments/web/discrete.make_discrete_env(env_config)`. Each EnvRunner actor is one worker
-  process with its own Chromium (`BrowserEnv`'s shared browser).
+  creator builds `environments/web/discrete.make_discrete_env(env_config)`: a `BrowserEnv` over an app by name
+  (any registered app), or whatever the `factory` key's `"module:attr"` builds (`ppo_config(env_factory=...)`:
+  external pages, another environment). Each EnvRunner actor is one worker process with its own Chromium
+  (`BrowserEnv`'s shared browser).
 - Two policies, both masking the logits of actions the `action_mask` forbids (pushed to the float minimum, the
   pattern of RLlib's action-masking example, written here so that no example module is imported):
   `ElementScorerRLModule` (`policy="elements"`, the default) scores every element slot with one small MLP
@@ -12,7 +14,8 @@ PPO module, a success metric, and a small CPU-friendly `PPOConfig` (RLlib's new 
   keys and the value come from MLPs over the global features and the max-pooled slot embeddings.
   `MaskedPPOTorchRLModule` (`policy="flat"`) is RLlib's default PPO MLP over the whole flat feature vector,
   which must learn each (action type, slot) logit separately.
-- `WebSuccessCallback`: logs each finished episode's `info["success"]` and infrastructure failures, as sums,
+- `WebSuccessCallback`: logs each finished episode's `info["success"]` (the environment's explicit success, so a
+  reward discounted by time still counts) and infrastructure failures, as sums,
   overall and per template, so `success_rate(result)` is the share of this iteration's episodes that solved
   their task and `template_counts(result)` says which templates.
 - `ppo_config(...)`: PPO on one app's tasks (atomic by default) with few env runners, a small batch and a small
@@ -41,7 +44,15 @@ from ray.rllib.utils.torch_utils import FLOAT_MIN
 from ray.tune.registry import register_env
 from torch import Tensor, nn
 
-from raygent.environments.web.discrete import FEATURES, KEYS, MASK, DiscreteWebEnv, Encoding, make_discrete_env
+from raygent.environments.web.discrete import (
+    FEATURES,
+    KEYS,
+    MASK,
+    DiscreteWebEnv,
+    Encoding,
+    load_factory,
+    make_discrete_env,
+)
 
 ENV_NAME = "raygent-web-discrete"
 
@@ -260,6 +271,7 @@ def ppo_config(
     verbs: Sequence[str] | None = ("click",),
     seed: int | None = 0,
     env_overrides: Mapping[str, Any] | None = None,
+    env_factory: str | None = None,
 ) -> PPOConfig:
     """PPO (new API stack) on `app`'s tasks of `difficulties`, CPU-sized.
 
@@ -268,7 +280,9 @@ def ppo_config(
     `ui_seed=0` keeps the default menu layout (None draws one per episode: the agent would need the docs).
     `verbs` are the element action types (default: `click`, all the code editor's atomic tasks need besides
     typing and keys; None: all of `discrete.VERBS`); `max_steps=6` fits the longest atomic solution (5
-    actions); `env_overrides` adds `make_discrete_env` keys (encoding sizes, `wait_s`, ...). `policy`: `"elements"`
+    actions); `env_overrides` adds `make_discrete_env` keys (encoding sizes, `wait_s`, ...); `env_factory`
+    (`"module:attr"`) builds each runner's environment from the env config instead (checked here, in the
+    driver, before any runner starts). `policy`: `"elements"`
     (`ElementScorerRLModule`, slot scorer layers `hidden`, default `[64, 64]`) or `"flat"`
     (`MaskedPPOTorchRLModule`, RLlib's MLP with layers `hidden`, default `[128, 128]`).
     """
@@ -285,6 +299,9 @@ def ppo_config(
         "cpus": "worker",  # each runner's browser on a core of its own (see environments/web/browser.py)
         **dict(env_overrides or {}),
     }
+    if env_factory is not None:
+        load_factory(env_factory)
+        env_config["factory"] = env_factory
     config = (
         PPOConfig()
         .api_stack(enable_rl_module_and_learner=True, enable_env_runner_and_connector_v2=True)

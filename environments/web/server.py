@@ -2,8 +2,10 @@
 
 `AppServer` is a `ThreadingHTTPServer` on 127.0.0.1 with an ephemeral port, running in a daemon thread. It
 serves `environments/web/apps/<app>/...` (only web asset types: never the apps' Python, which holds the task
-checkers and solvers) and renders `GET /<app>/ui.json?seed=N` from the app's `COMMANDS` with `randomize`.
-Other sites (the documentation site) mount themselves with `add_route(prefix, handler)`.
+checkers and solvers) and renders `GET /<app>/ui.json?seed=N` from the app's commands (`registry.app_commands`)
+with `randomize`. Other sites (the documentation site) mount themselves with `add_route(prefix, handler)`, and
+`add_static(prefix, directory)` serves a directory (a registered app's `static_dir`, an external benchmark's
+pages) with the same rule on file types.
 
 `shared_server()` is the one server of this process, started on first use; every `BrowserEnv` in the process
 points its pages at it.
@@ -11,16 +13,17 @@ points its pages at it.
 
 from __future__ import annotations
 
-import importlib
 import json
+import mimetypes
 import threading
 from collections.abc import Callable
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
+from raygent.environments.web.registry import app_commands
 from raygent.environments.web.ui import UISpec, randomize
 
 APPS_DIR = Path(__file__).resolve().parent / "apps"
@@ -36,11 +39,34 @@ RouteHandler = Callable[[str, dict[str, list[str]]], Response]
 
 
 def ui_spec(app: str, seed: int) -> UISpec:
-    """The layout `seed` gives `app`: its `COMMANDS` dealt by `randomize` (raises `KeyError` for no such app)."""
-    if not app.isidentifier() or not (APPS_DIR / app / "commands.py").is_file():
+    """The layout `seed` gives `app`: its commands dealt by `randomize` (raises `KeyError` for no such app; an
+    app without commands has an empty layout)."""
+    if not app.isidentifier():
         raise KeyError(app)
-    module = importlib.import_module(f"raygent.environments.web.apps.{app}.commands")
-    return randomize(app, module.COMMANDS, seed)
+    return randomize(app, app_commands(app), seed)
+
+
+def static_handler(directory: Path) -> RouteHandler:
+    """A route handler serving the files under `directory` whose type is in `SERVED_SUFFIXES` (an empty path or
+    one ending in `/` is its `index.html`); nothing outside the directory, no hidden files."""
+    root = directory.resolve()
+
+    def handle(subpath: str, query: dict[str, list[str]]) -> Response:
+        relative = unquote(subpath.lstrip("/"))
+        if relative == "" or relative.endswith("/"):
+            relative += "index.html"
+        target = (root / relative).resolve()
+        hidden = any(part.startswith((".", "__")) for part in Path(relative).parts)
+        if hidden or not target.is_relative_to(root) or target.suffix.lower() not in SERVED_SUFFIXES:
+            return HTTPStatus.NOT_FOUND, "text/plain", b"not found"
+        if not target.is_file():
+            return HTTPStatus.NOT_FOUND, "text/plain", b"not found"
+        content_type = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+        if content_type.startswith("text/") or content_type.endswith(("javascript", "json")):
+            content_type += "; charset=utf-8"
+        return HTTPStatus.OK, content_type, target.read_bytes()
+
+    return handle
 
 
 class _Handler(SimpleHTTPRequestHandler):
@@ -65,14 +91,14 @@ class _Handler(SimpleHTTPRequestHandler):
     def _serve(self, head: bool) -> None:
         parts = urlsplit(self.path)
         path, query = parts.path, parse_qs(parts.query)
+        segments = [segment for segment in path.split("/") if segment]
+        if len(segments) == 2 and segments[1] == "ui.json" and f"/{segments[0]}/" not in self.server.sites:
+            self._reply(*self._ui_json(segments[0], query), head=head)
+            return
         for prefix, handler in self.server.routes.items():
             if path == prefix.rstrip("/") or path.startswith(prefix):
                 self._reply(*handler(path[len(prefix) :], query), head=head)
                 return
-        segments = [segment for segment in path.split("/") if segment]
-        if len(segments) == 2 and segments[1] == "ui.json":
-            self._reply(*self._ui_json(segments[0], query), head=head)
-            return
         if path.endswith("/") and len(segments) == 1:
             path += "index.html"
         if Path(path).suffix.lower() not in SERVED_SUFFIXES or "__pycache__" in segments:
@@ -85,7 +111,7 @@ class _Handler(SimpleHTTPRequestHandler):
         try:
             seed = int(query.get("seed", ["0"])[0])
             spec = ui_spec(app, seed)
-        except (KeyError, ValueError, ModuleNotFoundError):
+        except (KeyError, ValueError, ImportError):
             return HTTPStatus.NOT_FOUND, "text/plain", b"no such app or seed"
         return HTTPStatus.OK, "application/json", json.dumps(spec.to_json()).encode()
 
@@ -106,11 +132,15 @@ class AppServer(ThreadingHTTPServer):
     def __init__(self, port: int = 0, docs: bool = True) -> None:
         super().__init__((HOST, port), _Handler)
         self.routes: dict[str, RouteHandler] = {}
+        self.sites: set[str] = set()
+        """Route prefixes that are sites of their own (`/docs/`): their `ui.json` is not an app's."""
+        self._statics: dict[str, Path] = {}
         self._thread: threading.Thread | None = None
         if docs:  # the documentation site (DocOS) at /docs/, written for the seed in each link's ?seed=N
             from raygent.environments.web.docs.site import mount
 
             mount(self)
+            self.sites.add("/docs/")
 
     @property
     def port(self) -> int:
@@ -129,6 +159,20 @@ class AppServer(ThreadingHTTPServer):
         if not prefix.startswith("/") or not prefix.endswith("/"):
             raise ValueError(f"a route prefix starts and ends with '/', got {prefix!r}")
         self.routes[prefix] = handler
+
+    def add_static(self, prefix: str, directory: Path | str) -> str:
+        """Serve `directory`'s web files under `prefix` (e.g. `/bench/`); returns the prefix's URL. Idempotent for
+        the same directory; another directory under a taken prefix is an error."""
+        root = Path(directory).resolve()
+        if not root.is_dir():
+            raise ValueError(f"add_static: {directory} is not a directory")
+        known = self._statics.get(prefix)
+        if known is None:
+            self.add_route(prefix, static_handler(root))
+            self._statics[prefix] = root
+        elif known != root:
+            raise ValueError(f"add_static: {prefix} already serves {known}")
+        return self.origin + prefix
 
     def start(self) -> AppServer:
         if self._thread is None:

@@ -6,5 +6,9 @@ and a command palette. The page is `index.html` + ES modules (`app.js` wires `..
 """
 
 from raygent.environments.web.apps.code_editor import tasks
+from raygent.environments.web.registry import builtin_app
 
-__all__ = ["tasks"]
+APP = builtin_app("code_editor")
+"""The app's registration: the `raygent.apps` entry point `code_editor` (pyproject.toml) names it."""
+
+__all__ = ["APP", "tasks"]

@@ -20,5 +20,9 @@ Importing the package registers its task templates (`tasks`, `tasks_composed`, `
 """
 
 from raygent.environments.web.apps.image_editor import tasks, tasks_composed, tasks_long
+from raygent.environments.web.registry import builtin_app
 
-__all__ = ["tasks", "tasks_composed", "tasks_long"]
+APP = builtin_app("image_editor")
+"""The app's registration: the `raygent.apps` entry point `image_editor` (pyproject.toml) names it."""
+
+__all__ = ["APP", "tasks", "tasks_composed", "tasks_long"]

@@ -8,3 +8,7 @@ from raygent.environments.web.apps.media_player import (  # noqa: F401 (register
     long_tasks,
     tasks,
 )
+from raygent.environments.web.registry import builtin_app
+
+APP = builtin_app("media_player")
+"""The app's registration: the `raygent.apps` entry point `media_player` (pyproject.toml) names it."""

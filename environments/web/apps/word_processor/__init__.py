@@ -6,5 +6,9 @@ they register).
 """
 
 from raygent.environments.web.apps.word_processor import tasks
+from raygent.environments.web.registry import builtin_app
 
-__all__ = ["tasks"]
+APP = builtin_app("word_processor")
+"""The app's registration: the `raygent.apps` entry point `word_processor` (pyproject.toml) names it."""
+
+__all__ = ["APP", "tasks"]
