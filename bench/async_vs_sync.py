@@ -34,6 +34,9 @@ def config(mode: str, steps: int, latency: float, staleness: int, sft_steps: int
     return AgentRunConfig.model_validate(
         {
             "env": {
+                "id": "raygent/ToolCalc-v0",
+                "registration": "raygent.environments.toolcalc:register_envs",
+                "tasks": "raygent.jobs.grpo_toy.tasks:toolcalc_tasks",
                 "kwargs": {"tool_latency_s": latency},
                 "task_kwargs": {"difficulty": 1},
                 "demonstrations": "raygent.jobs.grpo_toy.tasks:toolcalc_demonstrations",

@@ -34,6 +34,14 @@ def cluster() -> Iterator[None]:
     ray.shutdown()
 
 
+TOOLCALC = {
+    "id": "raygent/ToolCalc-v0",
+    "registration": "raygent.environments.toolcalc:register_envs",
+    "tasks": "raygent.jobs.grpo_toy.tasks:toolcalc_tasks",
+    "task_kwargs": {"difficulty": 1},
+}
+
+
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("rl-ray")
@@ -43,7 +51,7 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def small_config(**sections: dict) -> AgentRunConfig:
     base: dict = {
-        "env": {"task_kwargs": {"difficulty": 1}},
+        "env": TOOLCALC,
         "rollout": {
             "num_workers": 2,
             "envs_per_worker": 4,

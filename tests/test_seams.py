@@ -124,6 +124,14 @@ class LengthPenalty:
         return LossResult(value, {"loss": value.detach(), "covered": mask.sum().detach()})
 
 
+TOOLCALC = {
+    "id": "raygent/ToolCalc-v0",
+    "registration": "raygent.environments.toolcalc:register_envs",
+    "tasks": "raygent.jobs.grpo_toy.tasks:toolcalc_tasks",
+    "task_kwargs": {"difficulty": 1},
+}
+
+
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("seams")
@@ -136,7 +144,7 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_every_seam_changes_a_run(model_dir: Path, tmp_path: Path) -> None:
     config = AgentRunConfig.model_validate(
         {
-            "env": {"task_kwargs": {"difficulty": 1}},
+            "env": TOOLCALC,
             "rollout": {
                 "num_workers": 1,
                 "envs_per_worker": 4,

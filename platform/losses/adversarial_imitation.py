@@ -4,7 +4,8 @@ an action the judge marked as the first error.
     L_AI = γ · mean_t −log σ(−β·x_t) = γ · mean_t softplus(β·x_t)
     x_t  = log π_θ(a_t | s, a_<t) − log π_ref(a_t | s, a_<t)
 
-How this reads SEAgent (from its official code `grpo_trainer.py`; docs/architecture.md, "Reward models"): the failure action a_F
+How this reads SEAgent (from its official code `grpo_trainer.py`; docs/architecture.md, "Reward models"): the
+failure action a_F
 is teacher-forced, so x_t uses the per-token conditional probabilities of its tokens; with β = 1 (the code) the
 term is γ · mean_t log(1 + π_θ/π_ref), γ = `neg_gamma` = 0.2. It is a positive loss added to GRPO's, so
 minimizing it lowers π_θ(a_F); its gradient with respect to log π_θ is γ·β·σ(β·x_t)/N ∈ (0, γβ/N), which fades

@@ -49,7 +49,8 @@ class LossConfig(BaseModel):
         if value not in ADVANTAGE_ESTIMATORS:
             close = difflib.get_close_matches(value, list(ADVANTAGE_ESTIMATORS), n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(f"unknown advantage estimator {value!r}{hint}; expected one of {', '.join(ADVANTAGE_ESTIMATORS)}")
+            known = ", ".join(ADVANTAGE_ESTIMATORS)
+            raise ValueError(f"unknown advantage estimator {value!r}{hint}; expected one of {known}")
         return value
 
     @field_validator("terms", mode="before")

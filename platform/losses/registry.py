@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from raygent.platform.losses.adversarial_imitation import adversarial_imitation_loss
 from raygent.platform.losses.advantages import ADVANTAGE_ESTIMATORS
+from raygent.platform.losses.adversarial_imitation import adversarial_imitation_loss
 from raygent.platform.losses.grpo import grpo_loss
 from raygent.platform.losses.result import LossResult
 from raygent.platform.losses.sft import sft_loss

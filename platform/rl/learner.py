@@ -11,6 +11,11 @@ that `learner_group.LearnerGroup` runs as one or more Ray actors.
   min(π_prox/μ, cap) against the generation-time log-probabilities μ (AReaL's decoupled objective). A frozen
   reference model is loaded only when a term needs one.
 - `weights()` is what weight sync sends; `save`/`restore` hold model, optimizer, RNG and version.
+- `learner.lora`: `peft` adapters on the model (only they train); `weights()`, `weight_spec()`,
+  `broadcast_weights()` and the checkpoint's model files carry the merged weights under the plain model's names.
+
+In a learner group (`learner_group.LearnerWorker`, a subclass) `wrapped` is the DDP module or the model is sharded
+by FSDP; `save` and `restore` are then collectives: rank 0 writes and reads the files, the others take part.
 """
 
 from __future__ import annotations
@@ -30,12 +35,15 @@ from raygent.platform.losses.aggregation import Aggregation
 from raygent.platform.losses.importance import truncated_importance_weights
 from raygent.platform.losses.logprobs import token_logprobs
 from raygent.platform.losses.terms import LossTerm, TermInputs
+from raygent.platform.rl import distributed
 from raygent.platform.rl.batch import MicroBatch, Sample, collate, denominator, pack
 from raygent.platform.rl.settings import LearnerSettings
 from raygent.policies.loading import load_policy
 
 OPTIMIZER_FILE = "optimizer.pt"
 RNG_FILE = "rng.pt"
+ADAPTER_FILE = "lora_adapter.pt"
+"""With `learner.lora`: the adapters' tensors (the model files next to it hold the merged weights)."""
 
 
 class Learner:
@@ -50,6 +58,10 @@ class Learner:
         self.model_path = model_path
         self.model, self.tokenizer = load_policy(model_path, dtype="float32", device=settings.device)
         self.model.train()
+        self.lora_scaling = distributed.apply_lora(self.model, settings.lora) if settings.lora is not None else {}
+        """Each LoRA-adapted module's alpha / rank, by name (empty without LoRA)."""
+        self.gathered: dict[str, Tensor] | None = None
+        """The full state dict a sharded (FSDP) learner gathered on rank 0 after its last update."""
         self.pad_id = int(self.tokenizer.pad_token_id)
         self.terms = settings.loss.built_terms()
         self.reference = None
@@ -60,7 +72,7 @@ class Learner:
         self.version = 0
         self._proximal: list[Tensor] = []
         self.wrapped: torch.nn.Module = self.model
-        """The module forward passes go through (a DDP wrapper in `data_parallel`)."""
+        """The module forward passes go through (the DDP wrapper in a `learner_group.LearnerWorker`)."""
 
     def reset_optimizer(self, lr: float) -> None:
         """A fresh optimizer at `lr` (between stages: SFT's moments should not steer RL)."""
@@ -82,7 +94,7 @@ class Learner:
         total = total or denominator(samples, "token-mean")
         stats: dict[str, float] = defaultdict(float)
         self.optimizer.zero_grad(set_to_none=True)
-        for group in pack(samples, self.settings.micro_batch_tokens):
+        for group in self._micro_batches(samples):
             batch = collate(group, self.pad_id)
             logits = self._response_logits(self.wrapped, batch)
             result = sft_loss(logits, batch.response_ids, batch.loss_mask, denominator=total)
@@ -91,7 +103,9 @@ class Learner:
         stats.update(self._step())
         return dict(stats)
 
-    def policy_update(self, samples: Sequence[Sample], denominators: Mapping[str, float] | None = None) -> dict[str, float]:
+    def policy_update(
+        self, samples: Sequence[Sample], denominators: Mapping[str, float] | None = None
+    ) -> dict[str, float]:
         """`updates_per_batch` optimizer steps of the summed loss terms on samples that carry their advantages.
 
         `denominators` (term name → count) override each term's reduction count (data-parallel shards; see `sft`);
@@ -109,7 +123,7 @@ class Learner:
         loss_config = self.settings.loss
         stats: dict[str, float] = defaultdict(float)
         self.optimizer.zero_grad(set_to_none=True)
-        groups = pack(samples, self.settings.micro_batch_tokens)
+        groups = self._micro_batches(samples)
         # The proximal policy is the learner at the start of the update. With one update per batch and no
         # importance weights it is the current forward pass, detached, so no extra no-grad pass is needed.
         reuse = self.settings.updates_per_batch == 1 and loss_config.off_policy_correction == "none"
@@ -149,6 +163,10 @@ class Learner:
         stats.update(self._step())
         return dict(stats)
 
+    def _micro_batches(self, samples: Sequence[Sample]) -> list[list[Sample]]:
+        """The micro-batches of one optimizer step (a sharded learner pads them to the same count on every rank)."""
+        return pack(samples, self.settings.micro_batch_tokens)
+
     # -- forward passes ---------------------------------------------------------------------------------------
 
     def _response_logits(self, model: torch.nn.Module, batch: MicroBatch) -> Tensor:
@@ -179,19 +197,25 @@ class Learner:
 
     # -- weights and state ------------------------------------------------------------------------------------
 
+    def plain_state(self) -> dict[str, Tensor]:
+        """The plain model's state dict (what the engines load): LoRA merged (W + scaling·B·A, the plain names),
+        and under FSDP the full weights rank 0 gathered after the last update."""
+        state = self.gathered if self.gathered is not None else self.model.state_dict()
+        return distributed.merged_state(state, self.lora_scaling)
+
     def weights(self) -> dict[str, Tensor]:
         """The model's parameters on CPU, named as in its `state_dict` (what the engines load)."""
-        return {name: tensor.detach().to("cpu", copy=True) for name, tensor in self.model.state_dict().items()}
+        return {name: tensor.detach().to("cpu", copy=True) for name, tensor in self.plain_state().items()}
 
     def weight_spec(self) -> list[tuple[str, tuple[int, ...], str]]:
         """(name, shape, dtype) of every tensor `broadcast_weights` sends, in order."""
-        return [(n, tuple(t.shape), str(t.dtype).removeprefix("torch.")) for n, t in self.model.state_dict().items()]
+        return [(n, tuple(t.shape), str(t.dtype).removeprefix("torch.")) for n, t in self.plain_state().items()]
 
     def broadcast_weights(self, group_name: str, device: str = "cpu") -> None:
         """Sends every tensor of `weight_spec` from this rank (0) of a `ray.util.collective` group."""
         from ray.util import collective
 
-        for tensor in self.model.state_dict().values():
+        for tensor in self.plain_state().values():
             collective.broadcast(tensor.detach().to(device).contiguous(), src_rank=0, group_name=group_name)
 
     def get_version(self) -> int:
@@ -206,34 +230,67 @@ class Learner:
         return out
 
     def save(self, directory: str) -> str:
-        """Model + tokenizer (a loadable checkpoint), optimizer, RNG states and version into `directory`."""
+        """Model + tokenizer (a loadable checkpoint: LoRA merged), optimizer, RNG states and version into
+        `directory`. In a learner group every rank calls it (gathers are collectives) and rank 0 writes."""
+        from torch.distributed.checkpoint.state_dict import StateDictOptions, get_optimizer_state_dict
+
         path = Path(directory)
-        path.mkdir(parents=True, exist_ok=True)
-        self.model.save_pretrained(str(path))
-        self.tokenizer.save_pretrained(str(path))
-        torch.save({"optimizer": self.optimizer.state_dict(), "version": self.version}, path / OPTIMIZER_FILE)
-        torch.save(
-            {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()},
-            path / RNG_FILE,
+        sharded = distributed.is_distributed() and self.settings.strategy == "fsdp"
+        state = distributed.full_model_state(self.model) if sharded else self.model.state_dict()
+        options = StateDictOptions(full_state_dict=True, cpu_offload=distributed.is_distributed())
+        optimizer = get_optimizer_state_dict(self.model, self.optimizer, options=options)
+        rngs = distributed.gather_objects(
+            {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()}
         )
+        if distributed.rank() != 0:
+            return str(path)
+        path.mkdir(parents=True, exist_ok=True)
+        self.model.save_pretrained(str(path), state_dict=distributed.merged_state(state, self.lora_scaling))
+        self.tokenizer.save_pretrained(str(path))
+        if self.lora_scaling:
+            torch.save(distributed.adapter_state(state), path / ADAPTER_FILE)
+        torch.save({"optimizer": optimizer, "version": self.version}, path / OPTIMIZER_FILE)
+        torch.save({**rngs[0], "ranks": rngs}, path / RNG_FILE)
         return str(path)
 
     def restore(self, directory: str) -> int:
-        """Loads what `save` wrote (the model weights from its safetensors); returns the version."""
+        """Loads what `save` wrote; returns the version. The model comes from the checkpoint's weights (with LoRA:
+        the adapters, on the base model this learner was built from). In a learner group every rank calls it:
+        rank 0 reads the files and broadcasts (parameters, optimizer state), each rank gets its own RNG state."""
+        from torch.distributed.checkpoint.state_dict import (
+            StateDictOptions,
+            set_model_state_dict,
+            set_optimizer_state_dict,
+        )
+
         path = Path(directory)
-        model, _ = load_policy(path, dtype="float32", device=self.settings.device)
-        self.model.load_state_dict(model.state_dict())
-        state = torch.load(path / OPTIMIZER_FILE, weights_only=False)
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.version = int(state["version"])
-        rng = torch.load(path / RNG_FILE, weights_only=False)
-        torch.set_rng_state(rng["torch"])
-        np.random.set_state(rng["numpy"])
-        random.setstate(rng["python"])
+        group = distributed.is_distributed()
+        reader = distributed.rank() == 0
+        state: dict[str, Any] = {}
+        saved: dict[str, Any] = {}
+        if reader:
+            if self.lora_scaling:
+                state = torch.load(path / ADAPTER_FILE, weights_only=True)
+            else:
+                model, _ = load_policy(path, dtype="float32", device=self.settings.device)
+                state = model.state_dict()
+            saved = torch.load(path / OPTIMIZER_FILE, weights_only=False)
+        options = StateDictOptions(full_state_dict=True, broadcast_from_rank0=group, strict=not self.lora_scaling)
+        set_model_state_dict(self.model, state, options=options)
+        optimizer_options = StateDictOptions(full_state_dict=True, broadcast_from_rank0=group)
+        set_optimizer_state_dict(self.model, self.optimizer, saved.get("optimizer", {}), options=optimizer_options)
+        self.version = int(distributed.broadcast_object(saved.get("version", 0)))
+        rngs = distributed.broadcast_object(torch.load(path / RNG_FILE, weights_only=False) if reader else None)
+        mine = rngs["ranks"][distributed.rank()] if len(rngs.get("ranks", ())) > distributed.rank() else rngs
+        torch.set_rng_state(mine["torch"])
+        np.random.set_state(mine["numpy"])
+        random.setstate(mine["python"])
         return self.version
 
 
-def term_denominators(samples: Sequence[Sample], terms: Sequence[LossTerm], aggregation: Aggregation) -> dict[str, float]:
+def term_denominators(
+    samples: Sequence[Sample], terms: Sequence[LossTerm], aggregation: Aggregation
+) -> dict[str, float]:
     """Each term's reduction count over the whole batch: the trained tokens (token-mean) or sequences (seq-mean)
     of the samples it covers. A data-parallel group computes these once and divides them by the world size."""
     advantages = torch.tensor([s.advantage for s in samples], dtype=torch.float32)

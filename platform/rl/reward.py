@@ -133,7 +133,8 @@ def apply_judgement(trajectory: Trajectory, judgement: Judgement, mode: Literal[
     if judgement.first_error_step is not None and judgement.first_error_step < len(steps):
         steps = [s.model_copy(update={"failure": i == judgement.first_error_step}) for i, s in enumerate(steps)]
     elif judgement.step_labels is not None and len(judgement.step_labels) == len(steps):
-        steps = [s.model_copy(update={"failure": label == "error"}) for s, label in zip(steps, judgement.step_labels)]
+        labels = judgement.step_labels
+        steps = [s.model_copy(update={"failure": label == "error"}) for s, label in zip(steps, labels, strict=True)]
     if mode == "replace":
         score, success = judgement.score, judgement.success
     else:

@@ -1,8 +1,8 @@
 """The config sections of an agent run, mirrored one-to-one by the YAML of a `kind: run` job.
 
 An RL job's YAML has these top-level sections next to `job`, `kind`, `entry`: `policy`, `env`, `rollout`,
-`learner`, `trainer`, `reward`, `tasks` (and whatever its recipe adds, e.g. `sft`). `raygent run grpo_toy policy.backend=vllm
-policy.model=/models/qwen` changes the backend and model with no code change (docs/design.md §1).
+`learner`, `trainer`, `reward`, `tasks` (and whatever its recipe adds, e.g. `sft`). `raygent run grpo_toy
+policy.backend=vllm policy.model=/models/qwen` changes the backend and model with no code change (docs/design.md §1).
 """
 
 from __future__ import annotations
@@ -61,16 +61,13 @@ class PolicySettings(Section):
 
 class EnvSettings(Section):
     """The environment: a gymnasium id, its constructor kwargs, the function that registers it (`registration`),
-    and the task source: `"module:attr"` of `f(split: str, seed: int, n: int) -> list[Task]` (train and eval tasks)."""
+    and the task function: `"module:attr"` of `f(split: str, seed: int, n: int) -> list[Task]` (train and eval
+    tasks; the `tasks` section's source draws from it). No defaults: the platform names no environment or job."""
 
-    id: str = "raygent/ToolCalc-v0"
+    id: str
     kwargs: dict[str, Any] = Field(default_factory=dict)
-    registration: Annotated[str, entry_validator("function", "a function that registers the environment", 0)] = (
-        "raygent.environments.toolcalc:register_envs"
-    )
-    tasks: Annotated[str, entry_validator("function", "a task source f(split, seed, n) -> list[Task]", 3)] = (
-        "raygent.jobs.grpo_toy.tasks:toolcalc_tasks"
-    )
+    registration: Annotated[str, entry_validator("function", "a function that registers the environment", 0)]
+    tasks: Annotated[str, entry_validator("function", "a task source f(split, seed, n) -> list[Task]", 3)]
     task_kwargs: dict[str, Any] = Field(default_factory=dict)
     demonstrations: Annotated[str, entry_validator("function", "an expert f(tasks) -> list[turns]", 1)] | None = None
     """`"module:attr"` of `f(tasks: list[Task]) -> list[list[tuple[str, str]]]`: an expert's (observation,
@@ -178,7 +175,7 @@ class AgentRunConfig(Section):
     """The sections an agent recipe adds to its job config (see `platform.config.validate_config`)."""
 
     policy: PolicySettings = PolicySettings()
-    env: EnvSettings = EnvSettings()
+    env: EnvSettings
     rollout: RolloutSettings = RolloutSettings()
     learner: LearnerSettings = LearnerSettings()
     sft: SFTSettings = SFTSettings()
