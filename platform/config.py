@@ -442,6 +442,8 @@ def _explain(exc: ValidationError, model: type[BaseModel]) -> str:
     cause = error.get("ctx", {}).get("error")
     if isinstance(cause, ConfigError):  # a validator's own message (e.g. check_entry): it names the value already
         return f"{key}: {cause}{more}"
+    if error["type"] == "value_error" and cause is not None:  # a model validator's message, as written
+        return f"{key}: {cause}{more}"
     shown = repr(value) if not isinstance(value, float) or math.isfinite(value) else str(value)
     if isinstance(value, dict | list) and len(shown) > 80:
         shown = shown[:77] + "..."

@@ -86,7 +86,7 @@ def test_serve_answers_both_routes_and_rejects_bad_requests(run_dir: Path) -> No
         assert status == 422
         status, _ = post(f"{base}/v1/chat/completions", b"{not json")
         assert status == 422
-        status, _ = post(f"{base}/v1/act", json.dumps({**act, "pad": "x" * 100_000}).encode())
+        status, _ = post(f"{base}/v1/act", json.dumps({**act, "pad": "x" * 2_000_000}).encode())
         assert status == 413
         status, answer = post(f"{base}/v1/act", json.dumps(act).encode())
         assert status == 200, "the replica survived the bad requests"
