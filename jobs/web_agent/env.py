@@ -46,12 +46,13 @@ def thread_browser() -> BrowserHost:
 
 def release_thread_browser(host: BrowserHost) -> None:
     """One holder of `host` is done with it; the last one on its thread closes it."""
-    if getattr(_LOCAL, "host", None) is not host:
-        host.close()  # made on another thread (the caller's thread is being abandoned): close it regardless
-        return
-    _LOCAL.users -= 1
-    if _LOCAL.users <= 0:
+    ours = getattr(_LOCAL, "host", None) is host
+    if ours:
+        _LOCAL.users -= 1
+    if not ours or _LOCAL.users <= 0:
+        # made on another thread (the caller's thread is being abandoned), or this thread's last holder: close it
         host.close()
+    if ours and _LOCAL.users <= 0:
         _LOCAL.host = None
 
 
@@ -94,7 +95,7 @@ class CompactWebEnv(gymnasium.Env[dict[str, Any], str]):
                 info[INFO_KEY] = encode(achieved)
         return self._compact(observation), reward, terminated, truncated, info
 
-    def render(self) -> Any:  # type: ignore[override]
+    def render(self) -> Any:
         return self.inner.render()
 
     def close(self) -> None:

@@ -57,7 +57,8 @@ class HindsightGoals:
         """`(task id, instruction)` of every open candidate `state` satisfies; they are closed (reported once)."""
         if state is None:
             return []
-        done, still_open = [], []
+        done: list[tuple[TaskInstance, dict[str, Any]]] = []
+        still_open: list[tuple[TaskInstance, dict[str, Any]]] = []
         for candidate, params in self._open:
             (done if satisfied(candidate, params, state) else still_open).append((candidate, params))
         self._open = still_open

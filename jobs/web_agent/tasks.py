@@ -57,7 +57,8 @@ def _params_key(template_id: str, seed: int) -> str:
 
 def heldout_seeds(template_id: str, n: int, start: int) -> list[int]:
     """The first `n` seeds from `HELDOUT_START + start` whose parameters no train seed draws."""
-    seen, seeds, seed = _train_params(template_id), [], HELDOUT_START + start
+    seen, seed = _train_params(template_id), HELDOUT_START + start
+    seeds: list[int] = []
     while len(seeds) < n:
         if _params_key(template_id, seed) not in seen:
             seeds.append(seed)
