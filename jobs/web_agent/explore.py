@@ -11,7 +11,7 @@ A goal reached in at most `PRUNE_SUFFIXES` clicks is then replayed on `transfers
 template (other playlists and starting states, `_transfer`); every goal the same clicks reach there — the same one
 on another screen, or another from another start ("Stop playing in random order" where shuffle was on) — is one
 more demonstration. The recipe seeds the trainer's hindsight buffer with them, so the RL
-stage's hindsight SFT steps (`trainer.hindsight_demos`) replay them beside the goals GRPO's own episodes reach.
+stage's hindsight SFT steps (`web.replay`, `replay.py`) replay them beside the goals GRPO's own episodes reach.
 
 Exploration episodes run on train-seed tasks of the RL app (never the held-out ones), are seeded by their task
 id, and are cached like the experts' demonstrations (`demos.ensure_recorded`) under a key of their settings.

@@ -80,7 +80,7 @@ def family(task: Task) -> str:
 class HindsightBuffer:
     """The `per_goal` shortest distinct demonstrations of each relabeled instruction seen so far.
 
-    More than one per goal (`trainer.hindsight_per_goal`) shows the same instruction on different screens (another
+    More than one per goal (`web.replay.per_goal`) shows the same instruction on different screens (another
     playlist, another starting state), so the policy can learn what the action depends on and what it does not;
     with one, a tiny policy ties the action to incidental details of that one screen.
     """
