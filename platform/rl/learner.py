@@ -149,7 +149,7 @@ class Learner:
                 ref_logprobs=self._reference_logprobs(batch) if self.reference is not None else None,
                 importance_weights=weights,
             )
-            loss = logprobs.new_zeros(())
+            loss = (logprobs * 0.0).sum()  # a graph even when no term covers this micro-batch
             for term in self.terms:
                 covered = term.covers(batch.advantages, batch.failure)
                 if not bool(covered.any()):
