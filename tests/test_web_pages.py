@@ -11,6 +11,7 @@ go through the RLlib wrapper with an environment factory from this file for one 
 from __future__ import annotations
 
 import atexit
+import json
 import math
 import shutil
 import tempfile
@@ -25,6 +26,7 @@ from typing import Any, ClassVar
 import pytest
 
 from raygent.environments.web.actions import ActionSettings
+from raygent.environments.web.docs.model import Guide, Procedure, Section
 from raygent.environments.web.env import BrowserEnv
 from raygent.environments.web.observe import find, parse
 from raygent.environments.web.registry import (
@@ -40,6 +42,7 @@ from raygent.environments.web.registry import (
 )
 from raygent.environments.web.server import AppServer
 from raygent.environments.web.task import PageContract, PageTask, verdict
+from raygent.environments.web.ui import Command
 
 APP = "pagebench"
 
@@ -72,7 +75,9 @@ document.getElementById("red").addEventListener("click", () => {
 #overlay {position: fixed; inset: 0; background: rgba(0, 0, 0, 0.4); display: flex; align-items: center}
 </style></head><body>
 <button id="submit" onclick="finish(true)">Submit</button>
-<div id="overlay"><button id="close" style="margin: auto" onclick="document.getElementById('overlay').remove()">Close</button></div>
+<div id="overlay">
+  <button id="close" style="margin: auto" onclick="document.getElementById('overlay').remove()">Close</button>
+</div>
 <script>window.raygentPage = {goal: "Press Submit.", reward: 0, done: false};</script>
 </body></html>""",
     "form.html": """<!doctype html><html><head><script src="reward.js"></script></head><body>
@@ -202,6 +207,43 @@ def test_add_static_serves_web_files_of_one_directory(tmp_path: Path) -> None:
             with pytest.raises(urllib.error.HTTPError) as refused:
                 urllib.request.urlopen(base + path)
             assert refused.value.code == 404
+    finally:
+        server.stop()
+
+
+COMMANDS = [Command("stamp", "Stamp", "Tools", "Stamps the page.", alternatives=("Seal",), movable_to=("Edit",))]
+GUIDE = Guide(
+    app="stampbench",
+    product="Stamp Desk",
+    kind="stamping tool",
+    summary="Stamps pages.",
+    overview=(Section("Basics", ("Everything starts with {do:stamp}.",)),),
+    procedures=(Procedure("stamp-twice", "Stamp twice", "Two stamps.", ("{do:stamp}", "{do:stamp} again")),),
+)
+
+
+def test_a_registered_apps_commands_and_guide_reach_ui_json_and_the_docs() -> None:
+    from raygent.environments.web.docs.pages import site
+
+    register_app(
+        WebApp(
+            name="stampbench",
+            templates=(),
+            commands="test_web_pages:COMMANDS",
+            guide="test_web_pages:GUIDE",
+            static_dir=pages_app().static_dir,
+        ),
+        replace=True,
+    )
+    server = AppServer().start()
+    try:
+        with urllib.request.urlopen(f"{server.origin}/stampbench/ui.json?seed=0") as reply:
+            assert json.load(reply)["commands"]["stamp"]["label"] == "Stamp"
+        pages = site(0).pages
+        assert "/docs/stampbench/" in pages and "/docs/stampbench/howto/stamp-twice" in pages
+        assert "Tools" in pages["/docs/stampbench/howto/stamp-twice"].text
+        with urllib.request.urlopen(f"{server.origin}/docs/stampbench/?seed=0") as reply:
+            assert b"Stamp Desk" in reply.read()
     finally:
         server.stop()
 

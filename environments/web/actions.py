@@ -54,17 +54,16 @@ class ActionError(Exception):
 HIT_TEST = """(e) => {
   const disabled = e.matches(":disabled") || e.getAttribute("aria-disabled") === "true";
   if (disabled) return {state: "disabled"};
-  let r = e.getBoundingClientRect();
+  // As Playwright does before a click: scroll the element (and any scrolled container) into view if needed.
+  if (typeof e.scrollIntoViewIfNeeded === "function") e.scrollIntoViewIfNeeded(true);
+  else e.scrollIntoView({block: "nearest", inline: "nearest"});
+  const r = e.getBoundingClientRect();
   if (r.width === 0 || r.height === 0) return {state: "unknown"};
-  if (r.bottom <= 0 || r.right <= 0 || r.top >= innerHeight || r.left >= innerWidth) {
-    e.scrollIntoView({block: "center", inline: "center"});
-    r = e.getBoundingClientRect();
-  }
   const within = (hit) => {
     for (let node = hit; node; node = node.parentElement || (node.getRootNode && node.getRootNode().host)) {
-      if (node === e) return true;
+      if (node === e || (node.tagName === "LABEL" && node.control === e)) return true;
     }
-    return hit && hit.control === e;
+    return false;
   };
   const deepest = (x, y) => {
     let hit = document.elementFromPoint(x, y);

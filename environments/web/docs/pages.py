@@ -1,22 +1,22 @@
 """Every page of the documentation for one UI seed, and the search index over them.
 
-`site(seed)` builds (and caches) the index page, and per app an overview, one how-to page per menu command
-and one per procedure of its guide, all written against `randomize(app, COMMANDS, seed)`: the menu, label and
-shortcut a page names are the ones the app shows under that seed.
+`site(seed)` builds (and caches) the index page, and per app with a guide (the suite's five and any registered
+app's, `registry.app_guides`) an overview, one how-to page per menu command and one per procedure of its guide,
+all written against `randomize(app, commands, seed)`: the menu, label and shortcut a page names are the ones the
+app shows under that seed.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from functools import lru_cache
 
-from raygent.environments.web.docs.guides import GUIDES
 from raygent.environments.web.docs.layout import bullets, esc, link, section
 from raygent.environments.web.docs.markup import expand, shortcut_text
 from raygent.environments.web.docs.model import Guide, Procedure
 from raygent.environments.web.docs.search import Document, SearchIndex
 from raygent.environments.web.docs.urls import INDEX, app_path, command_path, procedure_path
+from raygent.environments.web.registry import app_commands, app_guides
 from raygent.environments.web.ui import Command, UISpec, randomize
 
 
@@ -42,8 +42,8 @@ class Site:
 
 
 def commands_of(app: str) -> list[Command]:
-    """The app's `COMMANDS` (importing the app's package, as the app server does)."""
-    return importlib.import_module(f"raygent.environments.web.apps.{app}.commands").COMMANDS
+    """The app's commands (`registry.app_commands`, as the app server reads them)."""
+    return app_commands(app)
 
 
 def _steps(texts: list[str], spec: UISpec) -> tuple[str, str]:
@@ -156,7 +156,7 @@ def overview_page(guide: Guide, spec: UISpec, seed: int) -> Page:
 
 def index_page(seed: int) -> Page:
     apps = bullets(
-        f"{link(app_path(g.app), seed, g.product)} — the {esc(g.kind)}: {esc(g.summary)}" for g in GUIDES.values()
+        f"{link(app_path(g.app), seed, g.product)} — the {esc(g.kind)}: {esc(g.summary)}" for g in app_guides().values()
     )
     main = (
         "<h1>Software documentation</h1>"
@@ -171,7 +171,7 @@ def index_page(seed: int) -> Page:
 def site(seed: int) -> Site:
     """All pages for `seed`, keyed by path, with their search index (the index page is not searchable)."""
     pages: dict[str, Page] = {INDEX: index_page(seed)}
-    for guide in GUIDES.values():
+    for guide in app_guides().values():
         spec = randomize(guide.app, commands_of(guide.app), seed)
         pages[app_path(guide.app)] = overview_page(guide, spec, seed)
         for procedure in guide.procedures:
@@ -181,5 +181,5 @@ def site(seed: int) -> Site:
             page = command_page(guide, spec, command_id, seed)
             pages[page.path] = page
     index = SearchIndex([Document(p.path, p.title, p.text) for p in pages.values() if p.path != INDEX])
-    nav = tuple((app_path(g.app), g.product) for g in GUIDES.values())
+    nav = tuple((app_path(g.app), g.product) for g in app_guides().values())
     return Site(seed=seed, pages=pages, index=index, nav=nav)

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from raygent.environments.web.docs.guides import GUIDES
 from raygent.environments.web.docs.layout import bullets, document, esc, link, section
 from raygent.environments.web.docs.pages import Page, Site, site
 from raygent.environments.web.docs.urls import INDEX, PREFIX, SEARCH, STYLESHEET, app_path
+from raygent.environments.web.registry import app_guides
 
 Response = tuple[int, str, bytes]
 HTML = "text/html; charset=utf-8"
@@ -56,7 +56,8 @@ def _search(current: Site, query: dict[str, list[str]]) -> Response:
         for key, _ in current.index.search(text, limit=len(current.pages))
         if not app or current.pages[key].app == app
     ][:MAX_RESULTS]
-    scope = f" in {GUIDES[app].product}" if app in GUIDES else ""
+    guides = app_guides()
+    scope = f" in {guides[app].product}" if app in guides else ""
     if hits:
         rows = (f'{link(p.path, seed, p.title)}<p class="summary">{esc(p.summary)}</p>' for p in hits)
         results = f"<p>{len(hits)} best matching pages{esc(scope)}:</p>" + bullets(rows, ordered=True, css="results")
@@ -67,10 +68,11 @@ def _search(current: Site, query: dict[str, list[str]]) -> Response:
 
 
 def _not_found(current: Site, path: str) -> Response:
+    guides = app_guides()
     main = (
         "<h1>Page not found</h1>"
         f"<p>There is no page at {esc(path)}. Search for it with the box above, or start from an application.</p>"
-        + section("Applications", bullets(link(app_path(g.app), current.seed, g.product) for g in GUIDES.values()))
+        + section("Applications", bullets(link(app_path(g.app), current.seed, g.product) for g in guides.values()))
     )
     return _html(HTTPStatus.NOT_FOUND, document("Page not found", current.seed, main, current.nav))
 
