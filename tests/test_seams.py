@@ -237,3 +237,77 @@ def test_judgement_application_replaces_or_adds() -> None:
     labelled = apply_judgement(trajectory, labels, "replace")
     assert [s.failure for s in labelled.steps] == [False, True]
     assert judge_metrics([trajectory], [labelled])["judge/agreement"] == 1.0
+
+
+def _runner(model_dir: Path, generate: Any, agent: Any) -> Any:
+    from raygent.environments.toolcalc import ToolCalcEnv
+    from raygent.platform.rl.rollout import EpisodeRunner
+    from raygent.policies.loading import load_tokenizer
+    from raygent.policies.prompts import PromptFormat
+
+    return EpisodeRunner(
+        ToolCalcEnv, 2, load_tokenizer(model_dir), PromptFormat(system="s"), generate, max_turns=3, agent=agent
+    )
+
+
+def _scripted(model_dir: Path, answer: Any) -> Any:
+    """A policy without a model: `answer(prompt ids)` is the text it replies."""
+    from raygent.policies.backends.base import Completion
+    from raygent.policies.loading import load_tokenizer
+
+    tokenizer = load_tokenizer(model_dir)
+
+    def generate(prompts: list[list[int]], params: Any) -> list[Completion]:
+        out = []
+        for prompt in prompts:
+            text = answer(tokenizer.decode(prompt))
+            ids = tokenizer.encode(text, add_special_tokens=False)
+            out.append(Completion(prompt_ids=prompt, response_ids=ids, logprobs=[-0.1] * len(ids), text=text,
+                                  finish_reason="stop", policy_version=0))
+        return out
+
+    return generate
+
+
+def test_an_agent_side_tool_call_answers_into_the_context_without_an_environment_step(model_dir: Path) -> None:
+    from raygent.jobs.grpo_toy.tasks import toolcalc_tasks
+    from raygent.platform.rl.rollout import EpisodeRequest
+    from raygent.policies.backends.base import SamplingParams
+
+    prompts: list[str] = []
+
+    def answer(prompt: str) -> str:
+        prompts.append(prompt)
+        return "answer(0)"
+
+    runner = _runner(model_dir, _scripted(model_dir, answer), MemoryLoop)
+    tasks = toolcalc_tasks("train", 3, 2, difficulty=1)
+    trajectories = runner.run([EpisodeRequest(t, f"g{i}") for i, t in enumerate(tasks)], SamplingParams())
+    for t in trajectories:
+        assert [s.tool_call for s in t.steps] == [True, False]  # the tool call, then the answer that ends it
+        assert t.steps[0].info["tool_result"] == HINT and t.steps[0].reward == 0.0
+    assert sum(HINT in p for p in prompts) == 2 and not any(HINT in p for p in prompts[:2])
+
+
+def test_a_rule_based_reward_model_agrees_with_the_environment_checker(model_dir: Path) -> None:
+    from raygent.jobs.grpo_toy.tasks import toolcalc_tasks
+    from raygent.platform.rl.reward import apply_judgement, judge_metrics
+    from raygent.platform.rl.rollout import EpisodeRequest
+    from raygent.policies.backends.base import SamplingParams
+    from raygent.rewards.answer_match import AnswerMatch
+
+    tasks = toolcalc_tasks("train", 5, 6, difficulty=1)
+    answers = {t.instruction: t.params["answer"] for t in tasks}
+
+    def answer(prompt: str) -> str:  # right on half the tasks
+        instruction = next(i for i in answers if i in prompt)
+        value = answers[instruction]
+        return f"answer({value if list(answers).index(instruction) % 2 == 0 else value + 1})"
+
+    runner = _runner(model_dir, _scripted(model_dir, answer), ChatLoop)
+    trajectories = runner.run([EpisodeRequest(t, f"g{i}") for i, t in enumerate(tasks)], SamplingParams())
+    assert [t.success for t in trajectories] == [True, False] * 3
+    judged = [apply_judgement(t, j, "replace") for t, j in zip(trajectories, AnswerMatch().judge(trajectories),
+                                                              strict=True)]
+    assert judge_metrics(trajectories, judged)["judge/agreement"] == 1.0
+    assert [t.reward for t in judged] == [1.0, 0.0] * 3
