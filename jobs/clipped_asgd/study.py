@@ -79,7 +79,7 @@ class ClippedASGDStudy:
         clips = [float(c) for c in table["clip"].unique()]
         finite = sorted(c for c in clips if math.isfinite(c))
         if not finite:
-            evidence = {"error": "no clipped trials (finite clip) in the results"}
+            evidence: dict[str, Any] = {"error": "no clipped trials (finite clip) in the results"}
             checks = {"clipped_iterations_flat": False, "tau_max_grows": False, "clipping_lowers_heavy_tail_p90": False}
             return Verdict(claim=self.claim, holds=False, evidence=evidence, checks=checks)
         c = finite[0]

@@ -126,5 +126,7 @@ def worst_case(
 
     Returns the kept adversarial points (B, ...) and each loss's own adversarial points, by loss name.
     """
-    per_loss = {kind: eot_pgd_linf(model, x, y, eps, steps, draws, kind, logit_scale) for kind in losses}
+    per_loss: dict[str, Tensor] = {
+        kind: eot_pgd_linf(model, x, y, eps, steps, draws, kind, logit_scale) for kind in losses
+    }
     return select_worst(model, list(per_loss.values()), y, draws), per_loss

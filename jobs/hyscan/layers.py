@@ -71,6 +71,9 @@ class SNConv2d(nn.Module):
     direction on the conv itself; it approaches ‖A‖ from below.
     """
 
+    u: Tensor  # buffer: power-iteration direction(s), (frequencies, 2·cin·stride²) or (1, cin, H, W)
+    sigma: Tensor  # buffer (): the current σ̂
+
     def __init__(
         self,
         cin: int,
@@ -132,6 +135,8 @@ class SNConv2d(nn.Module):
 class SNLinear(nn.Module):
     """Dense layer divided by max(‖W‖₂, 1), ‖W‖₂ exact (the classification head)."""
 
+    sigma: Tensor  # buffer (): ‖W‖₂
+
     def __init__(self, fin: int, fout: int):
         super().__init__()
         self.in_shape = (fin,)
@@ -179,6 +184,10 @@ class FrozenRPConv2d(nn.Module):
     `bank_size > 0` each sample draws σ̂ uniformly from that many estimates computed once at construction (i.i.d.
     draws of the same random variable at a fraction of the cost); `bank_size=0` runs the iteration on every call.
     """
+
+    weight: Tensor  # buffer (cout, cin, 3, 3): the frozen folded kernel
+    sigma_star: Tensor  # buffer (): the upper bound σ*
+    bank: Tensor  # buffer (bank_size,): precomputed estimates σ̂
 
     def __init__(
         self,
@@ -274,6 +283,9 @@ class FreqRPConv(nn.Module):
     """Frequency RP branch: 2D DCT → fixed mask → IDCT (one precomputed spatial filter per channel) → frozen
     orthogonal 1×1 mix → 1×1 ECONV with the block's stride (bias-free)."""
 
+    filter: Tensor  # buffer (HW, HW): the DCT-mask spatial filter
+    mix: Tensor  # buffer (cin, cin): the frozen orthogonal channel mix
+
     def __init__(
         self,
         cin: int,
@@ -311,6 +323,8 @@ class TriBranchConv(nn.Module):
     convexity gives y_i² ≤ Σ_k a_k,c(i) (B_k x)_i², so ‖y‖² ≤ Σ_k max_c a_kc ‖B_k x‖² ≤ Σ_k max_c a_kc ‖x‖², and
     the division makes the assembled layer provably ≤ 1 while keeping per-channel gates.
     """
+
+    enabled: Tensor  # buffer (3,) bool: which branches are built
 
     def __init__(
         self,
@@ -385,7 +399,7 @@ def set_stochastic(model: nn.Module, enabled: bool) -> None:
     """Switch every stochastic element (RP scale, attention noise) of `model` on or off."""
     for module in model.modules():
         if hasattr(module, "stochastic"):
-            module.stochastic = enabled
+            module.stochastic = enabled  # type: ignore[assignment]  # torch types Module.__setattr__ for Tensor|Module only
 
 
 def refresh_norms(model: nn.Module, iters: int = 1) -> None:

@@ -104,7 +104,7 @@ class Split:
 def rule_logit(words: torch.Tensor, spec: TaskSpec) -> torch.Tensor:
     """(N, 8) words → (N,) log-odds a·(b_0 b_1 + b_2 b_3) − a/2 of the rule."""
     bits = spec.groups()[0][words[:, :4]].float()
-    conj = sum(bits[:, i] * bits[:, j] for i, j in RULE_PAIRS)
+    conj = sum((bits[:, i] * bits[:, j] for i, j in RULE_PAIRS), torch.zeros_like(bits[:, 0]))
     return spec.rule_strength * (conj - 0.5)
 
 

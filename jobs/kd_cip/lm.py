@@ -36,10 +36,12 @@ from raygent.jobs.kd_cip.distill import distillation_loss
 from raygent.jobs.kd_cip.interactions import RewardFn, decompose, interaction_stats, reward_table
 
 if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+
     from raygent.jobs.kd_cip.study import KDCIPParams
 
 
-def load_causal_lm(path: str | Path) -> tuple[nn.Module, Any]:
+def load_causal_lm(path: str | Path) -> tuple[PreTrainedModel, Any]:
     """(model, tokenizer) from a local `save_pretrained` directory; never touches the network."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

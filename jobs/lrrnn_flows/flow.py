@@ -18,7 +18,7 @@ import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 import torch
@@ -56,7 +56,8 @@ def cfm_loss(
     return ((field(zt, t, cond) - (z1 - z0)) ** 2).sum(dim=-1).mean()
 
 
-State = torch.Tensor | tuple[torch.Tensor, ...]
+# A tensor or an augmented state (a tuple of tensors); rk4 returns the kind it was given.
+State = TypeVar("State", torch.Tensor, tuple[torch.Tensor, ...])
 
 
 def rk4(f: Callable[[float, State], State], y0: State, t0: float, t1: float, steps: int) -> State:
@@ -129,7 +130,7 @@ def integrate_with_logdet(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Integrate (z, l) with dz/dt = v, dl/dt = tr(dv/dz) from t0 to t1, l(t0) = 0; returns (z(t1), l(t1))."""
 
-    def f(t: float, y: State) -> State:
+    def f(t: float, y: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
         v, div = divergence(field, y[0], t, cond, trace, create_graph)
         return (v, div)
 

@@ -106,7 +106,7 @@ def _signal_loadings(case: Case, n: int, rng: np.random.Generator) -> tuple[np.n
 def make_ground_truth(case: Case, n_neurons: int, rng: np.random.Generator) -> GroundTruth:
     """Draw a ground-truth lrRNN of the named case with a planted, dynamically null bimodal residual."""
     m, signal = _signal_loadings(case, n_neurons, rng)
-    rank = m.shape[1]
+    rank: int = m.shape[1]
     direction = rng.standard_normal(rank)
     direction /= np.linalg.norm(direction)
     sign = rng.permutation(np.resize([1.0, -1.0], n_neurons))

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -117,7 +117,10 @@ def advdiff_sample(rng: np.random.Generator, num_nodes: int, grading: float = 1.
 
 def generate(problem: Problem, count: int, num_nodes: int, seed: int, grading: float = 1.0) -> list[MeshSample]:
     """`count` independent samples of `problem`, reproducible from `seed`."""
-    make = {"poisson": poisson_sample, "advdiff": advdiff_sample}[problem]
+    samplers: dict[Problem, Callable[[np.random.Generator, int, float], MeshSample]] = {
+        "poisson": poisson_sample, "advdiff": advdiff_sample
+    }
+    make = samplers[problem]
     return [make(np.random.default_rng([seed, index]), num_nodes, grading) for index in range(count)]
 
 

@@ -20,7 +20,7 @@ def relative_l2(pred: np.ndarray, target: np.ndarray) -> float:
     >>> relative_l2(np.array([[1.0], [1.0]]), np.array([[1.0], [2.0]]))  # doctest: +ELLIPSIS
     0.447...
     """
-    return float(np.linalg.norm(pred - target) / max(np.linalg.norm(target), 1e-12))
+    return float(np.linalg.norm(pred - target) / max(float(np.linalg.norm(target)), 1e-12))
 
 
 def spearman(a: np.ndarray, b: np.ndarray) -> float:

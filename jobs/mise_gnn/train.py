@@ -137,7 +137,7 @@ def predict(
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per mesh: (normalised field (N, C), error indicator (N,))."""
     model.eval()
-    out = []
+    out: list[tuple[torch.Tensor, torch.Tensor]] = []
     for start in range(0, len(graphs), batch_size):
         chunk = graphs[start : start + batch_size]
         field_pred, indicator = model(collate(chunk))

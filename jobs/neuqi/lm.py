@@ -176,7 +176,8 @@ def load_lm(path: str | Path, device: str = "cpu") -> tuple[PreTrainedModel, Pre
     path = Path(path).expanduser()
     model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, local_files_only=True)
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    model.to(device).eval()
+    # transformers decorates to() with functools.wraps; typeshed's _Wrapped.__call__ does not bind self
+    model.to(device).eval()  # type: ignore[arg-type]
     return model, tokenizer
 
 

@@ -28,6 +28,8 @@ from torch import nn
 class TimeEmbedding(nn.Module):
     """Sinusoidal features of a continuous t ∈ (0, 1) followed by Linear-SiLU-Linear: (B,) → (B, dim)."""
 
+    freqs: torch.Tensor  # buffer (dim // 2,)
+
     def __init__(self, dim: int) -> None:
         super().__init__()
         self.dim = dim
@@ -71,6 +73,8 @@ class EpsNet(nn.Module):
 
 class ConditionalDiffusion(nn.Module):
     """DDPM with a linear β schedule over a z-scored scalar y, conditioned on a z-scored design x."""
+
+    alpha_bars: torch.Tensor  # buffer (steps,): cumulative products of 1 − β
 
     def __init__(self, x_dim: int, *, hidden: int, t_dim: int, steps: int, beta_start: float, beta_end: float) -> None:
         super().__init__()

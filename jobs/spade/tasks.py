@@ -268,7 +268,7 @@ def save_npz_task(task: OfflineTask, path: Path, *, oracle_x: np.ndarray, oracle
     Discrete tasks are stored as integer tokens (`x` (N, L), `vocab_size`), as Design-Bench exports them;
     `oracle_x` is then given as tokens too.
     """
-    arrays: dict[str, np.ndarray] = {
+    arrays: dict[str, np.ndarray | np.generic] = {
         "y": task.y,
         "y_min": np.float64(task.y_min),
         "y_max": np.float64(task.y_max),
@@ -276,15 +276,15 @@ def save_npz_task(task: OfflineTask, path: Path, *, oracle_x: np.ndarray, oracle
         "oracle_y": oracle_y,
         "name": np.str_(task.name),
     }
+    vocab = task.x.shape[1] // int(oracle_x.shape[1]) if task.is_discrete else 0
     if task.is_discrete:
-        vocab = task.x.shape[1] // int(oracle_x.shape[1])
         arrays |= {"x": onehot_to_tokens(task.x, vocab), "vocab_size": np.int64(vocab)}
     else:
         arrays |= {"x": task.x, "bounds": task.bounds}
     if task.x_heldout is not None and task.y_heldout is not None:
-        held = onehot_to_tokens(task.x_heldout, arrays["vocab_size"]) if task.is_discrete else task.x_heldout
+        held = onehot_to_tokens(task.x_heldout, vocab) if task.is_discrete else task.x_heldout
         arrays |= {"x_heldout": held, "y_heldout": task.y_heldout}
-    np.savez(path, **arrays)
+    np.savez(path, allow_pickle=True, **arrays)  # numpy's default, named so mypy does not match **arrays to it
 
 
 def _load_callable(entry: str) -> Oracle:
