@@ -188,7 +188,11 @@ def test_lora_trains_only_the_adapters_and_sends_merged_weights(model_dir: Path,
         torch.testing.assert_close(loaded[name], tensor, atol=0, rtol=0, msg=name)
 
 
-@pytest.mark.parametrize(("strategy", "lora"), [("ddp", None), ("fsdp", None), ("ddp", LoraSettings(rank=4))])
+@pytest.mark.parametrize(
+    ("strategy", "lora"),
+    [("ddp", None), ("fsdp", None), ("ddp", LoraSettings(rank=4)), ("fsdp", LoraSettings(rank=4))],
+    ids=["ddp", "fsdp", "ddp-lora", "fsdp-lora"],
+)
 def test_two_workers_resume_from_their_checkpoint(
     model_dir: Path, tmp_path: Path, strategy: str, lora: LoraSettings | None
 ) -> None:

@@ -221,6 +221,22 @@ class Learner:
     def get_version(self) -> int:
         return self.version
 
+    def state_bytes(self) -> dict[str, int]:
+        """Bytes this process holds of parameters, gradients, optimizer state and the reference model (a rank's
+        shards under FSDP), for `bench/learner_group.py`."""
+
+        def size(tensors: Any) -> int:
+            local = [t.to_local() if hasattr(t, "to_local") else t for t in tensors]
+            return int(sum(t.numel() * t.element_size() for t in local))
+
+        params = list(self.model.parameters())
+        return {
+            "parameters": size(params),
+            "gradients": size(p.grad for p in params if p.grad is not None),
+            "optimizer": size(v for s in self.optimizer.state.values() for v in s.values() if isinstance(v, Tensor)),
+            "reference": size(self.reference.parameters()) if self.reference is not None else 0,
+        }
+
     def evaluate_logprobs(self, samples: Sequence[Sample]) -> list[list[float]]:
         """Teacher-forced log-probabilities of each sample's response (for checks and importance weights)."""
         out: list[list[float]] = []

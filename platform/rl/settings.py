@@ -184,3 +184,14 @@ class AgentRunConfig(Section):
     """The reward model (`raygent.platform.rl.reward`); None: the environment's own checker."""
     tasks: TaskSettings = TaskSettings()
     """The task source (`raygent.platform.rl.tasks`) over `env.tasks`."""
+
+    @model_validator(mode="after")
+    def _weight_sync_beside_learner_group(self) -> AgentRunConfig:
+        # ray.util.collective's gloo group reuses a process's default torch.distributed group, which a learner
+        # group already holds (NCCL sync uses cupy's communicators and object_store none, so both work).
+        if self.trainer.weight_sync == "gloo" and self.learner.num_workers > 1:
+            raise ValueError(
+                "trainer.weight_sync: gloo cannot run beside a learner group (learner.num_workers > 1); "
+                "use object_store (CPU) or nccl (GPU)"
+            )
+        return self
