@@ -175,8 +175,21 @@ class SweepSettings(Frozen):
     search: Literal["grid", "optuna"] = "grid"
     num_samples: int = Field(1, ge=1)
     scheduler: SchedulerSettings = SchedulerSettings()
-    max_concurrent_trials: int | None = Field(None, ge=1)
+    max_concurrent_trials: Annotated[int, Field(ge=1)] | Literal["auto"] | None = None
+    """Trials at once: a number, `auto` (as many as the cluster's CPUs and GPUs hold at `resources_per_trial`,
+    counted when the sweep starts: `concurrent_trials`), or None (Tune's default: as resources allow)."""
     resources_per_trial: Resources = Resources()
+
+
+def concurrent_trials(sweep: SweepSettings, cpus: float, gpus: float) -> int | None:
+    """`sweep.max_concurrent_trials` for a cluster of `cpus` and `gpus`: `auto` becomes how many trials of
+    `resources_per_trial` fit at once (at least 1)."""
+    if sweep.max_concurrent_trials != "auto":
+        return sweep.max_concurrent_trials
+    need = sweep.resources_per_trial
+    fits = [cpus / need.cpu] if need.cpu > 0 else []
+    fits += [gpus / need.gpu] if need.gpu > 0 else []
+    return max(1, int(min(fits))) if fits else None
 
 
 class ClusterSettings(Frozen):
@@ -365,7 +378,7 @@ def validate_config(data: Mapping[str, Any]) -> JobConfig:
     try:
         config = model.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_explain(exc, model)) from None
+        raise ConfigError(_explain(exc, model, data)) from None
     _check_space(config, params_model)
     _check_finite(config.model_dump(), [])
     return config
@@ -426,9 +439,27 @@ def _fields_at(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
     return list(current.model_fields) if isinstance(current, type) and issubclass(current, BaseModel) else []
 
 
-def _explain(exc: ValidationError, model: type[BaseModel]) -> str:
+def _data_loc(loc: Sequence[str | int], data: Any) -> list[str]:
+    """`loc` without the tags pydantic adds for union members (`constrained-int`, `literal['auto']`): the parts
+    that are keys or indices of the input as given."""
+    kept: list[str] = []
+    node = data
+    for part in loc:
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        elif node is not None and isinstance(node, Mapping | list):
+            node = None  # a key the input lacks (a missing or unknown key): keep it and stop walking
+        else:
+            continue
+        kept.append(str(part))
+    return kept
+
+
+def _explain(exc: ValidationError, model: type[BaseModel], data: Any = None) -> str:
     error = exc.errors()[0]
-    loc = [str(part) for part in error["loc"]]
+    loc = [str(part) for part in error["loc"]] if data is None else _data_loc(error["loc"], data)
     key = ".".join(loc) or "(top level)"
     value = error.get("input")
     if error["type"] == "extra_forbidden":

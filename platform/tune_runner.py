@@ -138,9 +138,21 @@ def _tune_config(config: JobConfig, study: TuneStudy, single: bool) -> Any:
         search_alg=search_alg,
         scheduler=scheduler,
         num_samples=1 if single else config.sweep.num_samples,
-        max_concurrent_trials=config.sweep.max_concurrent_trials,
+        max_concurrent_trials=_concurrency(config),
         reuse_actors=True,  # a trial's process start (imports of torch etc.) costs more than many trials
     )
+
+
+def _concurrency(config: JobConfig) -> int | None:
+    """`sweep.max_concurrent_trials`, with `auto` sized from the connected cluster's resources."""
+    from ray import cluster_resources
+
+    from raygent.platform.config import concurrent_trials
+
+    if config.sweep.max_concurrent_trials != "auto":
+        return concurrent_trials(config.sweep, 0, 0)
+    resources = cluster_resources()
+    return concurrent_trials(config.sweep, float(resources.get("CPU", 0)), float(resources.get("GPU", 0)))
 
 
 def run_tuner(

@@ -33,7 +33,8 @@ from typing import Any
 import psutil
 from playwright.sync_api import Browser, Playwright, sync_playwright
 
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = os.environ.get("RAYGENT_CHROMIUM", "/usr/bin/chromium")
+"""The Chromium binary: `RAYGENT_CHROMIUM` (the cluster image sets it to Playwright's Chromium), else Debian's."""
 SAFE_ARGS: tuple[str, ...] = (
     "--no-sandbox",
     "--disable-background-networking",
