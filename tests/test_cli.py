@@ -72,3 +72,28 @@ def test_an_embedded_cluster_starts_on_a_machine_without_a_ray_token(tmp_path) -
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "1.0"
     assert (tmp_path / ".ray" / "auth_token").is_file()
+
+
+def test_a_restored_sweep_reports_to_the_live_progress_bar_from_the_trials_already_done() -> None:
+    """`Tuner.restore` unpickles the callbacks saved with the experiment: they must drive the live bar, which
+    starts at the trials that had ended before the interruption."""
+    import io
+    import pickle
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from raygent.platform.progress import SweepProgress
+
+    saved = pickle.dumps(SweepProgress(4, "loss", Console(file=io.StringIO())))  # the first run's callback
+    live = SweepProgress(4, "loss", Console(file=io.StringIO()))
+    with live:
+        restored = pickle.loads(saved)
+        trials = [SimpleNamespace(status=s) for s in ("TERMINATED", "TERMINATED", "RUNNING", "PENDING")]
+        restored.on_step_begin(0, trials)
+        assert live.progress is not None and live.progress.tasks[live.task].completed == 2
+        trials[2].status = "TERMINATED"
+        restored.on_trial_complete(1, trials, trials[2])
+        assert live.progress.tasks[live.task].completed == 3
+        restored.on_trial_error(2, trials, trials[3])
+        assert live.progress.tasks[live.task].completed == 4 and restored.errors == 1
