@@ -169,11 +169,11 @@ def test_single_head_loss_weights_invalid_targets() -> None:
 def test_network_heads_and_loss_shapes() -> None:
     batch = make_batch(0, 3, 16)
     for heads, channels in (("dual", 3), ("single", 1)):
-        model = NoiseUNet(5, 4, heads)  # type: ignore[arg-type]
+        model = NoiseUNet(5, 4, heads)
         output = model(torch.from_numpy(batch.inputs()))
         assert output.shape == (3, channels, 16, 16)
         loss = noise_loss(output, torch.from_numpy(batch.real / Z_MAX), torch.from_numpy(batch.depth / Z_MAX),
-                          torch.from_numpy(batch.invalid), heads, 0.5, 2)  # type: ignore[arg-type]
+                          torch.from_numpy(batch.invalid), heads, 0.5, 2)
         assert loss.ndim == 0 and torch.isfinite(loss)
         depth, invalid = synthesise(model, batch, seed=0)
         assert depth.shape == (3, 16, 16) and (depth[invalid] == 0).all()
