@@ -183,8 +183,10 @@ def test_every_seam_changes_a_run(model_dir: Path, tmp_path: Path) -> None:
         ray.shutdown()
     records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     grpo = [r for r in records if r["stage"] == "grpo"]
-    # the judge: its verdicts replace the checker's, and it is measured against the checker
+    # the judge: its verdicts replace the checker's, are measured against the checker, and are kept per episode
     assert all("judge/agreement" in r and r["judge/success"] == r["rollout/success"] for r in grpo)
+    judged = [j for r in records if r["stage"] == "judge" for j in r["judge/judgements"]]
+    assert len(judged) == sum(r["rollout/samples"] for r in grpo) and {j["reason"] for j in judged} == {"calc-judge"}
     # the task source reacted to the first judged batch: single-step tasks first, comparisons after
     compare = ("larger", "smaller")
     assert not any(k in tid for tid in grpo[0]["data/task_ids"] for k in compare)

@@ -32,6 +32,8 @@ EVAL_OUTCOMES = "eval/outcomes"
 """An eval record's `{task id: success}` of the held-out tasks (infrastructure failures left out)."""
 BATCH_INDEX = "data/batch_index"
 TASK_IDS = "data/task_ids"
+JUDGEMENTS = "judge/judgements"
+"""Per judged episode: task id, the checker's success and the reward model's verdict (the `judge` stage's records)."""
 
 
 class MetricsLog:

@@ -356,6 +356,8 @@ class AgentTrainer:
             dropped = len(stale_groups)
             fresh = [t for t in trajectories if t.group_id not in stale_groups]
         judged, stats = self.judge(fresh)
+        if self.config.reward is not None:
+            self.log.write({m.STAGE: "judge", m.STEP: step, m.JUDGEMENTS: judgement_records(fresh, judged)})
         for hook in self.hooks:
             judged = hook.on_trajectories(step, judged)
         self.source.observe([t for t in judged if not t.infra_failure])
@@ -466,6 +468,21 @@ class AgentTrainer:
 
 def _lost(request: EpisodeRequest) -> Trajectory:
     return Trajectory(task=request.task, steps=[], policy_version=0, group_id=request.group_id, infra_failure=True)
+
+
+def judgement_records(before: Sequence[Trajectory], after: Sequence[Trajectory]) -> list[dict[str, Any]]:
+    """One record per judged episode (the `judge` stage's `judge/judgements`): the reward model's verdict beside the
+    environment checker's."""
+    return [
+        {
+            "task_id": b.task.id,
+            "group_id": b.group_id,
+            "checker_success": b.success,
+            **a.judgement.model_dump(exclude={"info"}),
+        }
+        for b, a in zip(before, after, strict=True)
+        if a.judgement is not None
+    ]
 
 
 def rollout_metrics(trajectories: Sequence[Trajectory], version: int, generate_s: float) -> dict[str, float]:
