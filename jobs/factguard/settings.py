@@ -1,0 +1,94 @@
+"""The FactGuard run's config sections: the agent sections, with FactGuard's own keyword arguments checked at
+config time (a bad `env.task_kwargs`, `env.kwargs`, `rollout.agent_kwargs` or `reward.kwargs` exits 2 naming the
+key, before Ray starts)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError, field_validator, model_validator
+
+from raygent.environments.factguard.agent import LoopSettings
+from raygent.environments.factguard.tasks import check_mix
+from raygent.environments.factguard.tools import check_budgets
+from raygent.platform.rl.reward import RewardSettings
+from raygent.platform.rl.settings import AgentRunConfig, EnvSettings, RolloutSettings
+from raygent.rewards.decision_aware import DecisionCosts
+
+LOOP = "raygent.environments.factguard.agent:FactGuardLoop"
+DECISION_AWARE = "raygent.rewards.decision_aware:DecisionAware"
+OUTCOME_ONLY = "raygent.rewards.decision_aware:OutcomeOnly"
+TASK_KWARGS = ("mix", "frames", "world_seed", "tools")
+ENV_KWARGS = ("max_turns", "budgets")
+
+
+def _known(where: str, given: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
+    for key in given:
+        if key not in allowed:
+            close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"{where}.{key}: unknown key{hint}; expected one of: {', '.join(allowed)}")
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
+
+
+class FactGuardEnvSettings(EnvSettings):
+    @field_validator("task_kwargs")
+    @classmethod
+    def _task_kwargs(cls, value: dict[str, Any]) -> dict[str, Any]:
+        _known("task_kwargs", value, TASK_KWARGS)
+        if "mix" in value:
+            if not isinstance(value["mix"], Mapping):
+                raise ValueError("task_kwargs.mix: expected a mapping of kind -> share, e.g. {claim: 0.4, ...}")
+            check_mix(value["mix"])
+        if "frames" in value and (not isinstance(value["frames"], int) or not 1 <= value["frames"] <= 60):
+            raise ValueError(f"task_kwargs.frames: expected an integer in 1..60, got {value['frames']!r}")
+        if "tools" in value and not isinstance(value["tools"], bool):
+            raise ValueError(f"task_kwargs.tools: expected true or false, got {value['tools']!r}")
+        return value
+
+    @field_validator("kwargs")
+    @classmethod
+    def _env_kwargs(cls, value: dict[str, Any]) -> dict[str, Any]:
+        _known("kwargs", value, ENV_KWARGS)
+        if "max_turns" in value and (not isinstance(value["max_turns"], int) or value["max_turns"] < 1):
+            raise ValueError(f"kwargs.max_turns: expected an integer >= 1, got {value['max_turns']!r}")
+        if "budgets" in value:
+            check_budgets(value["budgets"])
+        return value
+
+
+class FactGuardRolloutSettings(RolloutSettings):
+    @model_validator(mode="after")
+    def _loop_kwargs(self) -> FactGuardRolloutSettings:
+        if self.agent == LOOP:
+            try:
+                LoopSettings.model_validate(self.agent_kwargs)
+            except ValidationError as exc:
+                raise ValueError(f"agent_kwargs.{_first_error(exc)}") from None
+        return self
+
+
+class FactGuardRewardSettings(RewardSettings):
+    @model_validator(mode="after")
+    def _costs(self) -> FactGuardRewardSettings:
+        if self.entry in (DECISION_AWARE, OUTCOME_ONLY):
+            _known("kwargs", self.kwargs, tuple(DecisionCosts.model_fields))
+            try:
+                DecisionCosts.model_validate(self.kwargs)
+            except ValidationError as exc:
+                raise ValueError(f"kwargs.{_first_error(exc)}") from None
+        return self
+
+
+class FactGuardRunConfig(AgentRunConfig):
+    """`AgentRunConfig` with FactGuard's sections checked (module docstring)."""
+
+    env: FactGuardEnvSettings
+    rollout: FactGuardRolloutSettings = FactGuardRolloutSettings()
+    reward: FactGuardRewardSettings | None = None
