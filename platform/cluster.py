@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import socket
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,11 +54,33 @@ def _host_port(text: str, default_port: int | None, what: str) -> tuple[str, int
     return host, int(port_text)
 
 
-def probe(host: str, port: int, what: str, timeout_s: float = PROBE_TIMEOUT_S) -> None:
-    """A TCP connect to `host:port` within `timeout_s`; `ConfigError` naming `what` when nothing answers."""
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])  # + empty SETTINGS
+
+
+def probe(host: str, port: int, what: str, timeout_s: float = PROBE_TIMEOUT_S, speaks: str | None = None) -> None:
+    """A TCP connect to `host:port` within `timeout_s`; `ConfigError` naming `what` when nothing answers.
+
+    `speaks="grpc"` (Ray's GCS and Ray Client) or `"http"` (the Jobs API) also checks that the server answers in
+    that protocol within the same time: a port that accepts and stays silent (a firewall's or a proxy's) or speaks
+    something else would otherwise leave Ray retrying for a minute."""
+    deadline = time.monotonic() + timeout_s
     try:
-        with socket.create_connection((host, port), timeout=timeout_s):
-            return
+        with socket.create_connection((host, port), timeout=timeout_s) as connection:
+            if speaks is None:
+                return
+            connection.settimeout(max(0.1, deadline - time.monotonic()))
+            if speaks == "grpc":  # an HTTP/2 server answers the client preface with a SETTINGS frame
+                connection.sendall(_HTTP2_PREFACE)
+                frame = _read(connection, 9)
+                if len(frame) == 9 and frame[3] == 4:
+                    return
+                expected = "a Ray cluster (its GCS speaks gRPC)"
+            else:
+                connection.sendall(f"GET /api/version HTTP/1.0\r\nHost: {host}\r\n\r\n".encode())
+                if _read(connection, 5) == b"HTTP/":
+                    return
+                expected = "the Ray Jobs API (the dashboard's HTTP port, 8265 by default)"
+            raise ConfigError(f"{what}: {host}:{port} accepts connections but does not answer as {expected}")
     except socket.gaierror:
         reason = f"unknown host {host!r}"
     except TimeoutError:
@@ -63,6 +88,16 @@ def probe(host: str, port: int, what: str, timeout_s: float = PROBE_TIMEOUT_S) -
     except OSError as exc:
         reason = f"nothing answers at {host}:{port} ({exc.strerror or exc})"
     raise ConfigError(f"{what}: {reason}")
+
+
+def _read(connection: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = connection.recv(size - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 def check_ray_address(address: str, source: str = "--address", timeout_s: float = PROBE_TIMEOUT_S) -> None:
@@ -78,7 +113,7 @@ def check_ray_address(address: str, source: str = "--address", timeout_s: float 
     if "://" in rest:
         raise ConfigError(f"{what}: expected HOST:PORT or ray://HOST:PORT (a Jobs address http://... is for submit)")
     host, port = _host_port(rest, None, what)
-    probe(host, port, what, timeout_s)
+    probe(host, port, what, timeout_s, speaks="grpc")
 
 
 def jobs_url(address: str, source: str = "--address", timeout_s: float = PROBE_TIMEOUT_S) -> str:
@@ -90,7 +125,7 @@ def jobs_url(address: str, source: str = "--address", timeout_s: float = PROBE_T
         raise ConfigError(f"{what}: scheme {scheme!r}; expected http://HOST:PORT (the dashboard, port 8265)")
     netloc = rest.split("/", 1)[0]
     host, port = _host_port(netloc, 443 if scheme == "https" else 80, what)
-    probe(host, port, what, timeout_s)
+    probe(host, port, what, timeout_s, speaks="http" if scheme == "http" else None)
     return url.rstrip("/")
 
 
@@ -143,6 +178,8 @@ def connect(
 
     for key, value in {**_QUIET_ENV, **_PATIENT_START_ENV}.items():
         os.environ.setdefault(key, value)
+    if not verbose:  # Ray's C++ core logs its retries on stderr, around raygent's own one-line error
+        os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")
     source = source or ("--address" if address else "RAY_ADDRESS")
     address = address or os.environ.get("RAY_ADDRESS") or None
     if address:
@@ -164,6 +201,7 @@ def connect(
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise ConnectionError(f"{source} {address!r}: Ray could not join the cluster ({first})") from None
         else:
+            _exit_cleanly_on_signals()
             ray.init(
                 address="local",  # a new cluster even when a `ray start` one runs on this machine
                 num_cpus=num_cpus or os.cpu_count() or 1,
@@ -178,6 +216,21 @@ def connect(
         num_cpus=float(resources.get("CPU", 0)),
         num_gpus=float(resources.get("GPU", 0)),
     )
+
+
+def _exit_cleanly_on_signals() -> None:
+    """SIGTERM and SIGHUP end the driver through `SystemExit`, so the `ray.shutdown` that `ray.init` registers with
+    `atexit` stops the embedded cluster; Python's default for these signals exits without running `atexit`, which
+    left the cluster's raylet, agents and idle workers behind a killed sweep."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, stop)
 
 
 def quiet_ray_logs(verbose: bool = False) -> None:

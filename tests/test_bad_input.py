@@ -204,6 +204,61 @@ def test_ray_address_from_the_environment_is_named(
     assert not (scratch / "runs").exists()
 
 
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["run", "fls", "--address", "127.0.0.1:{port}"], "no answer from 127.0.0.1:{port} within 5 s"),
+        (["status", "--address", "http://127.0.0.1:{port}"], "no answer from 127.0.0.1:{port} within 5 s"),
+    ],
+)
+def test_a_port_that_accepts_but_never_answers_fails_within_the_probe(
+    argv: list[str],
+    expected: str,
+    scratch: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A firewall or proxy that accepts the connection and stays silent: Ray would retry for a minute."""
+    from raygent.platform.cli import main
+
+    monkeypatch.chdir(scratch)
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = str(silent.getsockname()[1])
+        with pytest.raises(SystemExit) as exit_info:
+            main([arg.replace("{port}", port) for arg in argv])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and expected.replace("{port}", port) in err, err
+    assert not (scratch / "runs").exists()
+
+
+def test_a_port_that_speaks_another_protocol_is_named(
+    scratch: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`status --address` at a Ray GCS port (gRPC) instead of the dashboard: said at once."""
+    from concurrent import futures
+
+    import grpc
+
+    from raygent.platform.cli import main
+
+    monkeypatch.chdir(scratch)
+    server = grpc.server(futures.ThreadPoolExecutor(1))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with pytest.raises(SystemExit) as exit_info:
+            main(["status", "--address", f"127.0.0.1:{port}"])
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and "accepts connections but does not answer as the Ray Jobs API" in err
+        from raygent.platform.cluster import check_ray_address
+
+        check_ray_address(f"127.0.0.1:{port}")  # a gRPC server passes the GCS probe
+    finally:
+        server.stop(None)
+
+
 def test_serve_refuses_a_port_in_use(
     scratch: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -243,7 +298,9 @@ def test_status_lists_runs_at_any_depth(tmp_path: Path) -> None:
     ],
 )
 def test_the_real_command_fails_fast_on_stderr(argv: list[str], scratch: Path) -> None:
-    done = raygent(*[arg.replace("{tmp}", str(scratch)) for arg in argv], cwd=scratch, timeout=60)
+    """As a user runs it: exit 2, `error:` on stderr, nothing on stdout or disk, and no hang (the probe gives up
+    after 5 s; the timeout here fails the test, it does not measure it)."""
+    done = raygent(*[arg.replace("{tmp}", str(scratch)) for arg in argv], cwd=scratch, timeout=30)
     assert done.returncode == 2 and done.stdout == "", done.stdout + done.stderr
     assert done.stderr.startswith("error: ") and "Traceback" not in done.stderr
     assert not (scratch / "runs").exists()
