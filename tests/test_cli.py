@@ -97,3 +97,30 @@ def test_a_restored_sweep_reports_to_the_live_progress_bar_from_the_trials_alrea
         assert live.progress.tasks[live.task].completed == 3
         restored.on_trial_error(2, trials, trials[3])
         assert live.progress.tasks[live.task].completed == 4 and restored.errors == 1
+
+
+def test_submitted_runs_go_to_durable_storage_and_the_logs_line_works(monkeypatch: pytest.MonkeyPatch) -> None:
+    import shlex
+
+    from raygent.platform.config import ConfigError, load_config
+    from raygent.platform.submit import _shell_word, logs_command, run_path
+
+    config = load_config("fls")
+    assert run_path(config).startswith("$HOME/raygent-runs/fls/")
+    assert run_path(config, storage="/mnt/runs").startswith("/mnt/runs/fls/")
+    assert run_path(load_config("fls", ["cluster.storage=/data/runs"])).startswith("/data/runs/fls/")
+    assert run_path(config, out="/x/y") == "/x/y"
+    with pytest.raises(ConfigError, match="--storage ''"):
+        run_path(config, storage="")
+    word = _shell_word("$HOME/raygent-runs/fls/1 a")
+    assert subprocess.run(["sh", "-c", f"echo {word}"], capture_output=True, text=True, env={"HOME": "/h"}).stdout == (
+        "/h/raygent-runs/fls/1 a\n"
+    )
+    assert shlex.split(_shell_word("/mnt/runs/a b")) == ["/mnt/runs/a b"]
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    assert (
+        logs_command("http://h:8265", "raygent-fls-1")
+        == "RAY_AUTH_MODE=token ray job logs --address http://h:8265 -f raygent-fls-1"
+    )
+    monkeypatch.delenv("RAY_AUTH_MODE")
+    assert logs_command("http://h:8265", "j").startswith("ray job logs")
