@@ -99,6 +99,8 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["run", "grpo_toy", "env.demonstrations=os:getcwd"], "env.demonstrations: 'os:getcwd' cannot be called with 1"),
     (["run", "grpo_toy", "env.tasks=os.path:exists"], "cannot be called with 3 positional argument(s)"),
     (["run", "grpo_toy", "rollout.episode_timeout_s=.inf"], "rollout.episode_timeout_s: got inf"),
+    (["run", "grpo_toy", "policy.model=/nope/model"], "policy.model: '/nope/model' is neither a pretrained preset"),
+    (["run", "grpo_toy", "learner.lr=.inf"], "learner.lr: got inf; expected a finite number"),
     # run directories
     (["run", "fls", "--out", ""], "--out '': expected a directory path"),
     (["run", "fls", "--out", "  "], "--out '  ': expected a directory path"),
