@@ -138,8 +138,8 @@ def test_positive_weighting_pushes_uncertain_pixels_to_invalid() -> None:
     uncertain[0, 0, 100:] = True
     for gamma, expected in ((0.0, 0.3), (1.0, 107 * 0.3 / (107 * 0.3 + 3 * 0.7))):
         logits = torch.zeros(2, requires_grad=True)
-        optimizer = torch.optim.Adam([logits], lr=0.05)
-        for _ in range(1500):
+        optimizer = torch.optim.Adam([logits], lr=0.1)
+        for _ in range(400):
             loss = hierarchical_mask_loss(torch.where(uncertain, logits[1], logits[0]), invalid, gamma, 1)
             optimizer.zero_grad()
             loss.backward()
