@@ -4,7 +4,7 @@
                               [--minibatch 64] [--epochs 8] [--lr 1e-3] [--max-steps 6] [--policy elements|flat]
                               [--verbs click [left_double right_single]]
                               [--ui-seed 0] [--templates open_file word_wrap ...] [--seed 0] [--max-minutes M]
-                              [--free-browsers] [--out curve.json]
+                              [--free-browsers] [--env-factory module:attr] [--out curve.json]
 
 The environment is `"raygent-web-discrete"` (`environments/web/rllib.py`, registered with `register_env`) over
 `BrowserEnv`; each env runner is a Ray actor with its own Chromium. An iteration samples `--batch` steps and
@@ -14,6 +14,10 @@ task validated (`WebSuccessCallback`). The first iteration samples with the untr
 `first_success` is close to a masked random agent's rate. Default app: the code editor, whose atomic tasks
 ground best in this encoding (file names and menu labels that occur in the instruction; every atomic
 template fits the action space, see `tests/test_web_rllib.py`).
+
+`--env-factory module:attr` trains on whatever that factory builds from the env config (another registered app,
+an external benchmark's pages; `make_discrete_env`'s `factory` key); the module must be importable in every
+env runner (an installed package).
 
 One line per iteration, then each template's solved share in the first and second half of the run, then the
 last line: `iterations=… first_success=… last_success=… best_success=…`.
@@ -71,6 +75,7 @@ def main() -> None:
     parser.add_argument(
         "--free-browsers", action="store_true", help="leave env runners' browsers unpinned (default: a core each)"
     )
+    parser.add_argument("--env-factory", default=None, help="module:attr building each runner's environment")
     parser.add_argument("--out", type=Path, default=None, help="write the curve as JSON here")
     args = parser.parse_args()
 
@@ -91,6 +96,7 @@ def main() -> None:
         verbs=args.verbs,
         seed=args.seed,
         env_overrides={"cpus": None} if args.free_browsers else None,
+        env_factory=args.env_factory,
     )
     start = time.perf_counter()
     algo = config.build_algo()
