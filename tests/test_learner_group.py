@@ -196,7 +196,8 @@ def test_lora_trains_only_the_adapters_and_sends_merged_weights(model_dir: Path,
 def test_two_workers_resume_from_their_checkpoint(
     model_dir: Path, tmp_path: Path, strategy: str, lora: LoraSettings | None
 ) -> None:
-    """Save after one update, restore into a fresh group: the next update is the uninterrupted run's."""
+    """Save after one update, restore into a fresh group (and into one learner): the next update is the
+    uninterrupted run's."""
     samples = policy_samples(model_dir)
     settings = make_settings(num_workers=2, strategy=strategy, lora=lora, lr=0.05, adam_eps=1e-3)
     first = LearnerGroup(str(model_dir), settings, seed=3)
@@ -216,3 +217,8 @@ def test_two_workers_resume_from_their_checkpoint(
         assert_same_weights(ray.get(resumed.rank0.weights.remote()), uninterrupted, initial)
     finally:
         resumed.shutdown()
+    # the checkpoint does not depend on the world size: one learner resumes it too
+    alone = Learner(str(model_dir), settings, seed=5)
+    assert alone.restore(str(tmp_path / "ckpt")) == 1
+    alone.policy_update(samples, term_denominators(samples, alone.terms, settings.loss.aggregation))
+    assert_same_weights(alone.weights(), uninterrupted, initial)

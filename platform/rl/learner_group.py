@@ -24,7 +24,7 @@ trainer per update.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import ray
@@ -79,7 +79,9 @@ class LearnerWorker(Learner):
             groups += [[self._pad_sample()] for _ in range(int(count.item()) - len(groups))]
         return groups
 
-    def policy_update(self, samples: Sequence[Sample], denominators: Any = None) -> dict[str, float]:
+    def policy_update(
+        self, samples: Sequence[Sample], denominators: Mapping[str, float] | None = None
+    ) -> dict[str, float]:
         if not samples:  # an empty shard still steps with the group (and joins its collectives)
             samples = [self._pad_sample()]
         return super().policy_update(samples, denominators)
