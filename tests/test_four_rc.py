@@ -170,7 +170,6 @@ def reduced_grid() -> pd.DataFrame:
     return grid_locally(FourRCStudy(), fixed, {"variant": ["factorised", "direct"], "seed": [0, 1]})
 
 
-@pytest.mark.slow
 def test_claim_shape_on_a_reduced_grid(reduced_grid: pd.DataFrame) -> None:
     assert (reduced_grid["status"] == "TERMINATED").all()
     verdict = FourRCStudy().analyze(reduced_grid)
@@ -179,7 +178,6 @@ def test_claim_shape_on_a_reduced_grid(reduced_grid: pd.DataFrame) -> None:
     assert verdict.evidence["factorised_epe_rises_with_offset"]
 
 
-@pytest.mark.slow
 def test_plot_writes_a_png(reduced_grid: pd.DataFrame, tmp_path: Path) -> None:
     path = tmp_path / "four_rc.png"
     FourRCStudy().plot(reduced_grid, path)
