@@ -90,3 +90,27 @@ def test_serve_answers_both_routes_and_rejects_bad_requests(run_dir: Path) -> No
         assert status == 413
         status, answer = post(f"{base}/v1/act", json.dumps(act).encode())
         assert status == 200, "the replica survived the bad requests"
+
+
+@pytest.mark.ray
+def test_two_learner_workers_train_and_resume_after_a_kill(tmp_path: Path) -> None:
+    """`learner.num_workers=2` (one gloo DDP group of two learner actors): killed after GRPO step 3, the run resumes
+    from its step-2 checkpoint (both ranks restore) and trains each task batch exactly once."""
+    import yaml
+
+    from raygent.policies.loading import load_policy
+
+    directory = tmp_path / "run"
+    run_killed_at_grpo_step("grpo_toy", [*SMALL, "learner.num_workers=2"], directory, 3)
+    assert (directory / "checkpoints" / "LATEST").read_text().strip() == "grpo_000002"
+    done = raygent("run", "--resume", str(directory), timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "resumed from grpo_000002" in done.stdout
+    assert yaml.safe_load((directory / "config.yaml").read_text())["learner"]["num_workers"] == 2
+    grpo = [r for r in records(directory) if r["stage"] == "grpo"]
+    assert [r["step"] for r in grpo] == list(range(1, STEPS + 1))
+    assert [r["data/batch_index"] for r in grpo] == list(range(STEPS))
+    assert [r["policy/version"] for r in grpo] == list(range(1, STEPS + 1))
+    final = directory / "checkpoints" / "final"
+    assert json.loads((final / "trainer_state.json").read_text())["version"] == STEPS
+    load_policy(final)  # rank 0 wrote a loadable model directory
