@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import socket
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -201,7 +199,6 @@ def connect(
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise ConnectionError(f"{source} {address!r}: Ray could not join the cluster ({first})") from None
         else:
-            _exit_cleanly_on_signals()
             ray.init(
                 address="local",  # a new cluster even when a `ray start` one runs on this machine
                 num_cpus=num_cpus or os.cpu_count() or 1,
@@ -216,21 +213,6 @@ def connect(
         num_cpus=float(resources.get("CPU", 0)),
         num_gpus=float(resources.get("GPU", 0)),
     )
-
-
-def _exit_cleanly_on_signals() -> None:
-    """SIGTERM and SIGHUP end the driver through `SystemExit`, so the `ray.shutdown` that `ray.init` registers with
-    `atexit` stops the embedded cluster; Python's default for these signals exits without running `atexit`, which
-    left the cluster's raylet, agents and idle workers behind a killed sweep."""
-    if threading.current_thread() is not threading.main_thread():
-        return
-
-    def stop(signum: int, frame: object) -> None:
-        raise SystemExit(128 + signum)
-
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(sig) is signal.SIG_DFL:
-            signal.signal(sig, stop)
 
 
 def quiet_ray_logs(verbose: bool = False) -> None:
