@@ -109,10 +109,16 @@ def tree_cpu_s() -> float:
 
 
 def run_episode(
-    env: Any, spec: WorkerSpec, task_id: str, rng: random.Random, step_times: list[float] | None = None
+    env: Any,
+    spec: WorkerSpec,
+    task_id: str,
+    rng: random.Random,
+    step_times: list[float] | None = None,
+    refusals: list[str] | None = None,
 ) -> tuple[float, int, bool]:
     """One episode; `(reset seconds, env steps, solved)`. `env` is a `DiscreteWebEnv` (`browser_env` underneath);
-    each step's seconds are appended to `step_times` when given.
+    each step's seconds are appended to `step_times` and each click refused as covered or disabled to `refusals`
+    (its error) when given.
 
     A solver that cannot find its next element (one of its actions failed) ends the episode unsolved."""
     from raygent.environments.web.server import ui_spec
@@ -129,6 +135,9 @@ def run_episode(
             observation, _, terminated, truncated, info = env.step(action)
             if step_times is not None:
                 step_times.append(time.perf_counter() - began)
+            error = (env.browser_env._last_obs or {}).get("last_action_error", "")
+            if refusals is not None and (" is covered by " in error or " is disabled" in error):
+                refusals.append(error)
             steps += 1
             if terminated or truncated:
                 break
@@ -176,12 +185,13 @@ def worker_main(spec: WorkerSpec, start: Any, results: Connection) -> None:
     start.wait()
     resets: list[float] = []
     step_times: list[float] = []
+    refusals: list[str] = []
     memory: list[tuple[int, float, float]] = [(0, *tree_memory_mb())]
     steps = solved = 0
     cpu_began, began = tree_cpu_s(), time.perf_counter()
     for episode in range(spec.episodes):
         task_id = f"{templates[episode % len(templates)]}/{spec.seed * 100_000 + episode}"
-        reset_s, taken, success = run_episode(env, spec, task_id, rng, step_times)
+        reset_s, taken, success = run_episode(env, spec, task_id, rng, step_times, refusals)
         resets.append(reset_s)
         steps += taken
         solved += success
@@ -198,6 +208,7 @@ def worker_main(spec: WorkerSpec, start: Any, results: Connection) -> None:
         "memory": memory,
         "solved": solved,
         "step_times": step_times,
+        "refusals": refusals,
     }
     results.send({**stats, "launches": launches})
 
@@ -273,10 +284,13 @@ def main() -> None:
         (stats,) = run_workers([spec(args.scaling_episodes, args.seed, 0, driver)])
         times = stats["step_times"]
         slow = sum(t > 1.0 for t in times)
+        refused = stats["refusals"]
         print(
             f"{driver} driver, 1 worker pinned: {len(times)} steps, mean {statistics.mean(times) * 1000:.0f} ms, "
             f"median {statistics.median(times) * 1000:.0f} ms, p90 {np.percentile(times, 90) * 1000:.0f} ms, "
-            f"max {max(times) * 1000:.0f} ms, {slow} over 1 s; solved {stats['solved']}/{args.scaling_episodes}",
+            f"max {max(times) * 1000:.0f} ms, {slow} over 1 s; {len(refused)} clicks refused as covered or "
+            f"disabled; solved {stats['solved']}/{args.scaling_episodes}"
+            + (f"; e.g. {refused[0][:160]}" if refused else ""),
             flush=True,
         )
         return list(times)
