@@ -18,7 +18,7 @@ from served_run import VERSION, make_agent_run, uvicorn_app
 
 from raygent.platform.serving import build_api
 
-from conftest import served
+from conftest import post, served
 
 QUESTION = [{"role": "user", "content": "What is 2+3?"}]
 
@@ -170,5 +170,9 @@ def test_raygent_serve_on_ray_serve_speaks_openai() -> None:
             client.chat.completions.create(model="grpo_toy", messages=QUESTION, max_tokens=6, stream=True)  # type: ignore[arg-type]
         )
         assert len(chunks) >= 3 and chunks[0].choices[0].delta.role == "assistant"
-        with pytest.raises(openai.UnprocessableEntityError, match=r"temperature"):
-            client.chat.completions.create(model="grpo_toy", messages=QUESTION, temperature=float("nan"))  # type: ignore[arg-type]
+        nan = b'{"model": "grpo_toy", "messages": [{"role": "user", "content": "hi"}], "temperature": NaN}'
+        status, answer = post(f"{base}/v1/chat/completions", nan)
+        assert status == 422 and answer["error"]["param"] == "temperature", answer
+        with pytest.raises(openai.BadRequestError, match=r"context is 4096 tokens"):
+            client.chat.completions.create(model="grpo_toy", messages=[{"role": "user", "content": "7 " * 30_000}])  # type: ignore[arg-type]
+        assert post(f"{base}/v1/act", {"task": {"instruction": "2+3?"}, "observation": {"text": "2+3?"}})[0] == 200
