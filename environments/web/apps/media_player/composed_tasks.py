@@ -159,7 +159,7 @@ class EditTags(ComposedTask):
         return f"Rename the track “{old}” to “{params['title']}” and set its artist to {params['artist']}."
 
     def validate(self, state: dict[str, Any], params: Params) -> Verdict:
-        track = next((t for t in state.get("library", []) if t.get("id") == params["track"]), {})
+        track: dict[str, Any] = next((t for t in state.get("library", []) if t.get("id") == params["track"]), {})
         return verdict(
             [
                 (track.get("title") == params["title"], f"its title is {track.get('title')!r}"),

@@ -96,7 +96,8 @@ class ChecklistNotes(WordTask):
         if blocks is None:
             return 0.0, False, f"not saved as {params['name']}.{params['format']}"
         found = [(b["text"].strip(), b["list"]) for b in content.paragraphs(blocks)]
-        expected = [(line, None) for line in (params["doc"]["title"], *params["doc"]["paragraphs"])]
+        lines = (params["doc"]["title"], *params["doc"]["paragraphs"])
+        expected: list[tuple[str, str | None]] = [(line, None) for line in lines]
         expected += [(item, "bullet") for item in params["items"]]
         return (1.0, True, "list added and saved") if found == expected else (0.0, False, f"saved: {found}")
 
