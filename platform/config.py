@@ -381,6 +381,11 @@ def validate_config(data: Mapping[str, Any]) -> JobConfig:
         raise ConfigError(_explain(exc, model, data)) from None
     _check_space(config, params_model)
     _check_finite(config.model_dump(), [])
+    if config_model is not None:  # the recipe model's own cross-section validators (e.g. learner vs trainer)
+        try:
+            config_model.model_validate({name: getattr(config, name) for name in config_model.model_fields})
+        except ValidationError as exc:
+            raise ConfigError(_explain(exc, config_model, data)) from None
     return config
 
 
