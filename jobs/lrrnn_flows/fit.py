@@ -1,6 +1,6 @@
 """Point estimate of a low-rank RNN, gauge fixing, the identifiable projection and max-entropy residuals.
 
-Pipeline steps 1-4 of the method notes (tune-papers.md §2, "Implementable pipeline", all [rec]):
+Pipeline steps 1-4 of the method notes ("Implementable pipeline", all [rec]; summarised in docs/studies.md):
 
 1. `fit_lrrnn`: rank-R loadings by BPTT (Adam, MSE on activity). We backpropagate through windows of
    `window` Euler steps started at the recorded state (multiple shooting), not through whole trials: with

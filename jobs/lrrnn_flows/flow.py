@@ -1,6 +1,6 @@
 """Continuous normalizing flow trained by conditional flow matching, with our own fixed-step RK4 solver.
 
-Written from the method notes (tune-papers.md §2, step 5) instead of torchcfm/torchdiffeq:
+Written from the method notes (step 5; docs/studies.md) instead of torchcfm/torchdiffeq:
 
 - path z_t = (1 - t) z0 + t z1 with z0 ~ N(0, I), z1 ~ data; loss |v_theta(z_t, t) - (z1 - z0)|^2 (`cfm_loss`);
 - samples: integrate dz/dt = v from t = 0 to 1 (`rk4`);

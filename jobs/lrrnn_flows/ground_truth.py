@@ -5,7 +5,7 @@ The network is the rate model of the paper (standard lrRNN theory, Mastrogiusepp
     tau dx/dt = -x + (1/N) M N^T tanh(x) + noise,    x in R^N,  M, N in R^{N x R}
 
 so neuron i carries loadings (m_i, n_i) in R^{2R} and noise-free activity stays in span(M): x = M kappa.
-The five ground truths follow the method notes (tune-papers.md §2, "CPU-scale experiment"); the exact
+The five ground truths follow the method notes ("CPU-scale experiment"; docs/studies.md); the exact
 constants are our reconstruction [rec], chosen so that each case has the named qualitative dynamics:
 
 - ``bistable``      R=1, m ~ N(0,1), n = 2.2 m: stable fixed points at +-kappa*, unstable origin.

@@ -1,6 +1,6 @@
 """One trial of the study: data -> point estimate -> max-entropy distribution -> sampled networks -> metrics.
 
-The pipeline is the method notes' reconstruction [rec] (tune-papers.md §2): fit, gauge-fix, identifiable
+The pipeline is the method notes' reconstruction [rec] (docs/studies.md): fit, gauge-fix, identifiable
 projection, max-entropy residual resampling weighted by lambda, flow matching on the result
 (``objective="pipeline"``). ``objective="direct"`` swaps the last two steps for direct entropy maximisation
 under a dynamics penalty (`direct.py`), which may be closer to the paper's own formulation.

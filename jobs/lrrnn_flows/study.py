@@ -1,7 +1,7 @@
 """The lrRNN-flows study: rank x entropy weight lambda x ground-truth case x seed.
 
 Paper: "Identifying Connectivity Distributions from Neural Dynamics Using Flows" (Kim et al., arXiv 2603.26506).
-The paper's text was out of reach; the method is the reconstruction in tune-papers.md §2 [rec]: a rank-R
+The paper's text was out of reach; the method is the method notes' reconstruction [rec] (docs/studies.md): a rank-R
 lrRNN point estimate, its identifiable projection, maximum-entropy (Gaussian) residuals, and a continuous
 normalizing flow trained by flow matching (`objective: pipeline`); direct entropy maximisation under a
 dynamics penalty is one switch away (`objective: direct`). Differences from the paper are listed in each

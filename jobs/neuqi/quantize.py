@@ -19,7 +19,7 @@ Objective (diagonal-Hessian weighted error, `h = diag(XᵀX)` from calibration i
 
 How this differs from the paper (arXiv 2505.17595): the paper's text was not reachable; the zero-point
 solve, the coarse-to-fine grid (ratios of the Min-Max scale in [0.1, 1.2], 40 coarse + 40 fine points) and
-the grid baseline's scoring are a **reconstruction** (tune-papers.md §10, tagged [rec]). `optimal_zero`
+the grid baseline's scoring are a **reconstruction** (tagged [rec] in the method notes; docs/studies.md). `optimal_zero`
 is an exact global solve over the float zero-point; the paper calls its solution "near-optimal", which may
 mean a cheaper approximation: `alternating_zero` (z from the quadratic minimum with the codes held fixed,
 then re-round, a few times: no interval search) is that alternative, selected with `solver="alternating"`.

@@ -8,7 +8,7 @@ One trial = one (bits, group size, seed). It measures all three inits on
    `lm_head` included (`include_lm_head: false` gives GPTQ's convention), RTN-quantised under each init;
    held-out perplexity `ppl_*` and the mean per-layer relative weighted error `layer_err_*`.
 
-The claim (tune-papers.md §10): NeUQI's weighted error is below the grid's, which is below Min-Max's, at
+The claim (docs/studies.md): NeUQI's weighted error is below the grid's, which is below Min-Max's, at
 every bit width; NeUQI's perplexity is no worse than Min-Max's at 2 and 3 bits. The exact float zero-point
 solve is a reconstruction; `zero_solver: alternating` switches to the approximate one (see `quantize.py`).
 """
