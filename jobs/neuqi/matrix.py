@@ -1,7 +1,7 @@
 """Matrix-level experiment: one synthetic layer, its calibration activations, and each init's weighted error.
 
-The setup of the method notes' calibration (docs/studies.md): Gaussian weights with a small fraction of large outliers (the
-heavy tails that make Min-Max waste its range), and activations whose channels have log-normal scales (so
+The setup of the method notes' calibration (docs/studies.md): Gaussian weights with a small fraction of large outliers
+(the heavy tails that make Min-Max waste its range), and activations whose channels have log-normal scales (so
 the diagonal Hessian weights h_i = mean x_i² span orders of magnitude, as in LLM activations).
 """
 
