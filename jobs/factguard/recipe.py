@@ -26,6 +26,7 @@ from raygent.jobs.factguard.metrics import decision_metrics
 from raygent.jobs.factguard.settings import DECISION_AWARE, OUTCOME_ONLY, FactGuardRunConfig
 from raygent.platform.config import JobConfig
 from raygent.platform.contracts import Trajectory
+from raygent.platform.rl.hooks import TrainerHook
 from raygent.platform.rl.initial import agent_sections, initial_model
 from raygent.platform.rl.report import write_report
 from raygent.platform.rl.trainer import AgentTrainer
@@ -47,17 +48,22 @@ TABLE_KEYS = (
 )
 
 
-class EvalRecordingTrainer(AgentTrainer):
-    """The trainer, keeping each evaluation's trajectories by step (the trainer keeps only the latest)."""
+class DecisionCurve(TrainerHook):
+    """The decision metrics of each evaluation's held-out episodes, by step (a hook, so a resumed run keeps the
+    evaluations it does not redo: its state is checkpointed)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.evaluations: dict[int, list[Trajectory]] = {}
+    def __init__(self, costs: DecisionCosts) -> None:
+        self.costs = costs
+        self.curve: dict[int, dict[str, float]] = {}
 
-    def _evaluate(self, step: int) -> dict[str, float]:
-        rates = super()._evaluate(step)
-        self.evaluations[step] = list(self.last_eval)
-        return rates
+    def on_eval(self, step: int, sets: dict[str, list[Trajectory]]) -> None:
+        self.curve[step] = decision_metrics(sets.get("", []), self.costs)
+
+    def state(self) -> Any:
+        return {str(step): metrics for step, metrics in self.curve.items()}
+
+    def load_state(self, state: Any) -> None:
+        self.curve = {int(step): dict(metrics) for step, metrics in state.items()}
 
 
 def ablation_of(config: FactGuardRunConfig) -> str:
@@ -86,17 +92,16 @@ class FactGuard:
         # the cost-weighted error uses the costs of the run's reward section (both variants take them), else defaults
         ours = agent.reward is not None and agent.reward.entry in (DECISION_AWARE, OUTCOME_ONLY)
         costs = DecisionCosts.model_validate(agent.reward.kwargs if agent.reward and ours else {})
-        trainer = EvalRecordingTrainer(agent, run_dir, model_path, console=console)
+        recorder = DecisionCurve(costs)
+        trainer = AgentTrainer(agent, run_dir, model_path, console=console, hooks=[recorder])
         try:
             result = trainer.run(resume=resume)
             examples = trainer.examples(4, failures=2)
-            evaluations = dict(trainer.evaluations)
         finally:
             trainer.shutdown()
         steps = agent.trainer.steps
-        before = decision_metrics(evaluations.get(0, []), costs)
-        after = decision_metrics(evaluations.get(steps, []), costs)
-        curve = {step: decision_metrics(t, costs) for step, t in sorted(evaluations.items())}
+        before, after = recorder.curve.get(0, {}), recorder.curve.get(steps, {})
+        curve = dict(sorted(recorder.curve.items()))
         holds = bool(
             before
             and after

@@ -12,9 +12,10 @@ recipe) and subclasses `TrainerHook`, overriding what it needs. Per RL step, in 
     trajectories = hook.on_trajectories(step, trajectories) # after the judge stage, before the update
     stats |= hook.after_update(step, trajectories, context) # after the learner's update, before the weight push
 
-`on_start(context)` runs once before the first RL step (after SFT). `context` gives the learner group (`sft`,
-`policy_update`), the tokenizer, the prompt format and the run's seed. A hook's `state()` is saved in every
-checkpoint under its position and class name and handed back to `load_state` on resume.
+`on_start(context)` runs once before the first RL step (after SFT); `on_eval(step, sets)` after each evaluation with
+its greedy episodes by set name ("" for the held-out tasks, then `AgentTrainer(extra_evals=...)`'s names). `context`
+gives the learner group (`sft`, `policy_update`), the tokenizer, the prompt format and the run's seed. A hook's
+`state()` is saved in every checkpoint under its position and class name and handed back to `load_state` on resume.
 """
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ class TrainerHook:
 
     def on_tasks(self, step: int, tasks: list[Task]) -> list[Task]:
         return tasks
+
+    def on_eval(self, step: int, sets: dict[str, list[Trajectory]]) -> None:
+        return None
 
     def on_trajectories(self, step: int, trajectories: list[Trajectory]) -> list[Trajectory]:
         return trajectories

@@ -405,6 +405,8 @@ class AgentTrainer:
         for request, trajectory in zip(requests, trajectories, strict=True):  # _collect keeps dispatch order
             if not trajectory.infra_failure:
                 judged[owner[id(request.task)]].append(trajectory)
+        for hook in self.hooks:
+            hook.on_eval(step, judged)
         self.last_eval = judged.pop("")
         self.last_extra_evals = judged
         record: dict[str, Any] = {m.STAGE: "eval", m.STEP: step}
