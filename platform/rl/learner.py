@@ -170,10 +170,21 @@ class Learner:
     # -- forward passes ---------------------------------------------------------------------------------------
 
     def _response_logits(self, model: torch.nn.Module, batch: MicroBatch) -> Tensor:
-        """Logits scoring each response token: `[B, T, V]`."""
+        """Logits scoring each response token: `[B, T, V]`.
+
+        The LM head runs only at the positions some row's response is scored from (`logits_to_keep`, the union over
+        the micro-batch, which packing keeps narrow): with a real vocabulary (49 k for SmolLM2) the head over every
+        prompt position would cost more than the transformer."""
         device = self.settings.device
-        logits = model(input_ids=batch.input_ids.to(device), attention_mask=batch.attention_mask.to(device)).logits
-        index = batch.positions.to(device).unsqueeze(-1).expand(-1, -1, logits.shape[-1])
+        positions = batch.positions.to(device)
+        scored = positions[batch.loss_mask.to(device) > 0]
+        keep = torch.unique(scored) if scored.numel() else positions[:1, :1].flatten()
+        lookup = torch.zeros(batch.input_ids.shape[1], dtype=torch.long, device=device)
+        lookup[keep] = torch.arange(len(keep), device=device)
+        logits = model(
+            input_ids=batch.input_ids.to(device), attention_mask=batch.attention_mask.to(device), logits_to_keep=keep
+        ).logits
+        index = lookup[positions].unsqueeze(-1).expand(-1, -1, logits.shape[-1])
         return logits.gather(1, index).cpu() if device != "cpu" else logits.gather(1, index)
 
     def _logprobs(self, batch: MicroBatch, grad: bool) -> Tensor:
