@@ -49,7 +49,7 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 
 
 def _load(
-    config: str | None, overrides: list[str] | None, resume: Path | None, command: str = "run"
+    config: str | None, overrides: list[str] | None, resume: Path | None, command: str = "run", remote: bool = False
 ) -> tuple[JobConfig, Path | None]:
     try:
         if resume is not None:
@@ -63,7 +63,7 @@ def _load(
             return rundir.load_run_config(resume), resume.resolve()
         if config is None:
             _fail("missing CONFIG (a job name such as fls, or a path to a YAML file)")
-        return load_config(config, overrides or []), None
+        return load_config(config, overrides or [], remote=remote), None
     except ConfigError as exc:
         _fail(str(exc))
 
@@ -224,7 +224,7 @@ def submit(
     from raygent.platform.submit import follow, logs_command, run_path
     from raygent.platform.submit import submit as submit_job
 
-    job_config, _ = _load(config, overrides, None)
+    job_config, _ = _load(config, overrides, None, remote=True)  # model paths may exist only on the cluster
     try:
         url = jobs_url(address)
         target = run_path(job_config, out, storage)

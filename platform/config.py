@@ -360,14 +360,16 @@ def read_yaml_file(path: Path, what: str = "config file") -> dict[str, Any]:
     return data
 
 
-def load_config(name_or_path: str, overrides: Sequence[str] = ()) -> JobConfig:
-    """Read, override and validate a config; raises `ConfigError` naming the first bad key."""
+def load_config(name_or_path: str, overrides: Sequence[str] = (), remote: bool = False) -> JobConfig:
+    """Read, override and validate a config; raises `ConfigError` naming the first bad key. `remote`: the job runs
+    on a cluster (`raygent submit`), so model paths that exist only there pass (the cluster validates them again)."""
     path = resolve_config_path(name_or_path)
-    return validate_config(apply_overrides(read_yaml_file(path), overrides))
+    return validate_config(apply_overrides(read_yaml_file(path), overrides), remote)
 
 
-def validate_config(data: Mapping[str, Any]) -> JobConfig:
+def validate_config(data: Mapping[str, Any], remote: bool = False) -> JobConfig:
     data = dict(data)
+    context = {"remote_model_paths": remote}
     job_class = load_entry(check_job_entry(data.get("entry")))
     params_model: type[StudyParams] = getattr(job_class, "params_model", StudyParams)
     sections: dict[str, Any] = {"study": (params_model, params_model())}
@@ -376,14 +378,15 @@ def validate_config(data: Mapping[str, Any]) -> JobConfig:
         sections.update({name: (f.annotation, f) for name, f in config_model.model_fields.items()})
     model = create_model(f"{job_class.__name__}Config", __base__=JobConfig, **sections)
     try:
-        config = model.model_validate(data)
+        config = model.model_validate(data, context=context)
     except ValidationError as exc:
         raise ConfigError(_explain(exc, model, data)) from None
     _check_space(config, params_model)
     _check_finite(config.model_dump(), [])
     if config_model is not None:  # the recipe model's own cross-section validators (e.g. learner vs trainer)
         try:
-            config_model.model_validate({name: getattr(config, name) for name in config_model.model_fields})
+            sections = {name: getattr(config, name) for name in config_model.model_fields}
+            config_model.model_validate(sections, context=context)
         except ValidationError as exc:
             raise ConfigError(_explain(exc, config_model, data)) from None
     return config

@@ -1,7 +1,7 @@
 """A byte-level BPE tokenizer trained locally on text the caller passes (e.g. every environment's text).
 
-Laptop-scale models are created from configs, never downloaded (DESIGN §1), so their tokenizer is trained here with
-the `tokenizers` library and wrapped as a transformers fast tokenizer. The result behaves like a real checkpoint's:
+Laptop-scale models are created from configs, never downloaded (docs/design.md §1), so their tokenizer is trained here
+with the `tokenizers` library and wrapped as a transformers fast tokenizer. The result behaves like a real checkpoint's:
 `save_pretrained` writes `tokenizer.json` + `tokenizer_config.json`, `AutoTokenizer.from_pretrained` loads it back,
 and it carries a ChatML-style chat template, so prompts go through `apply_chat_template` exactly as they do for
 Qwen2.5 (see `raygent.policies.prompts`).

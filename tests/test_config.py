@@ -154,3 +154,13 @@ def test_cli_bad_config_exits_2_with_one_line_and_no_traceback(tmp_path: Path) -
     missing = raygent("sweep", str(tmp_path / "nope.yaml"))
     assert missing.returncode == 2 and "does not exist" in missing.stderr and not missing.stdout
     assert "Traceback" not in missing.stderr
+
+
+def test_a_cluster_only_model_path_passes_for_submit_but_not_for_a_local_run() -> None:
+    from raygent.platform.config import ConfigError, load_config
+
+    override = ["policy.model=/models/only-on-the-cluster"]
+    with pytest.raises(ConfigError, match="policy.model"):
+        load_config("grpo_toy", override)
+    config = load_config("grpo_toy", override, remote=True)
+    assert config.policy.model == "/models/only-on-the-cluster"  # type: ignore[attr-defined]
