@@ -160,7 +160,7 @@ def test_a_cluster_only_model_path_passes_for_submit_but_not_for_a_local_run() -
     from raygent.platform.config import ConfigError, load_config
 
     override = ["policy.model=/models/only-on-the-cluster"]
-    with pytest.raises(ConfigError, match="policy.model"):
+    with pytest.raises(ConfigError, match=r"policy\.model"):
         load_config("grpo_toy", override)
     config = load_config("grpo_toy", override, remote=True)
     assert config.policy.model == "/models/only-on-the-cluster"  # type: ignore[attr-defined]
