@@ -16,7 +16,7 @@ import inspect
 import math
 import re
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -382,7 +382,7 @@ def validate_config(data: Mapping[str, Any], remote: bool = False) -> JobConfig:
     except ValidationError as exc:
         raise ConfigError(_explain(exc, model, data)) from None
     _check_space(config, params_model)
-    _check_finite(config.model_dump(), [])
+    _check_finite(config.model_dump(), [], _infinite_ok(params_model))
     if config_model is not None:  # the recipe model's own cross-section validators (e.g. learner vs trainer)
         try:
             sections = {name: getattr(config, name) for name in config_model.model_fields}
@@ -392,17 +392,31 @@ def validate_config(data: Mapping[str, Any], remote: bool = False) -> JobConfig:
     return config
 
 
-def _check_finite(value: Any, where: list[str]) -> None:
+def _infinite_ok(params_model: type[StudyParams]) -> set[tuple[str, ...]]:
+    """Config paths where a study parameter declares `inf` a meaningful value (`Field(allow_inf_nan=True)`, e.g.
+    clipped_asgd's `clip: .inf` for "no clipping"): its `study.<name>` and its `sweep.space.<name>` values."""
+    names = [
+        name
+        for name, field in params_model.model_fields.items()
+        if any(getattr(meta, "allow_inf_nan", None) is True for meta in field.metadata)
+    ]
+    return {("study", name) for name in names} | {("sweep", "space", name) for name in names}
+
+
+def _check_finite(value: Any, where: list[str], exempt: Collection[tuple[str, ...]] = ()) -> None:
     """Every number in a config is finite: `inf`/`nan` (YAML's `.inf`, `.nan`, or `"inf"` parsed as a float)
-    would pass `ge`/`le` bounds or compare false and poison a run much later."""
+    would pass `ge`/`le` bounds or compare false and poison a run much later. Paths in `exempt` (and below them)
+    are left to their own validator."""
+    if any(tuple(where[: len(path)]) == path for path in exempt):
+        return
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(f"{'.'.join(where) or '(top level)'}: got {value}; expected a finite number")
     if isinstance(value, Mapping):
         for key, item in value.items():
-            _check_finite(item, [*where, str(key)])
+            _check_finite(item, [*where, str(key)], exempt)
     elif isinstance(value, list | tuple):
         for index, item in enumerate(value):
-            _check_finite(item, [*where, str(index)])
+            _check_finite(item, [*where, str(index)], exempt)
 
 
 def _check_space(config: JobConfig, params_model: type[StudyParams]) -> None:

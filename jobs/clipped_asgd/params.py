@@ -27,7 +27,7 @@ class ClippedASGDParams(StudyParams):
     n_slow: int = Field(2, ge=0)
     slowdown: float = Field(1.0, ge=1.0)
     step_size: float = Field(0.03, gt=0.0)
-    clip: float = Field(0.2, gt=0.0)
+    clip: float = Field(0.2, gt=0.0, allow_inf_nan=True)
     theta: float = Field(0.5, gt=0.0)
     noise_scale: float = Field(0.01, ge=0.0)
     target: float = Field(1e-4, gt=0.0)
