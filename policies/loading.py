@@ -2,7 +2,7 @@
 
 Tiny presets saved by `raygent.policies.presets.build_tiny_model` and real checkpoints (a downloaded Qwen2.5 or
 UI-TARS directory) take the same path: `AutoModelForCausalLM.from_pretrained` and `AutoTokenizer.from_pretrained`
-with `local_files_only=True`, so nothing is ever fetched from a hub (DESIGN §1). A path that is not a model
+with `local_files_only=True`, so nothing is ever fetched from a hub (docs/design.md §1). A path that is not a model
 directory fails before transformers is asked, with a `PolicyLoadError` that says what is missing.
 
 Wherever a model directory is taken, the name of a pretrained preset (`smollm2-135m-instruct`, see

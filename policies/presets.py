@@ -2,7 +2,7 @@
 
 At laptop scale the policy is one of these, created by the project and saved with `save_pretrained`; the rest of
 the platform then loads it through `raygent.policies.loading.load_policy`, the same path a real Qwen2.5 or UI-TARS
-directory takes (DESIGN §1). Two families, Llama and Qwen2 (Qwen2 adds q/k/v biases), two sizes:
+directory takes (docs/design.md §1). Two families, Llama and Qwen2 (Qwen2 adds q/k/v biases), two sizes:
 
 | preset | layers × hidden | params (vocab 2048) | for |
 |---|---|---|---|
@@ -100,7 +100,7 @@ PRESETS: dict[str, ModelPreset] = {
     "small-llama": ModelPreset(family="llama", **_SMALL),
     "small-qwen2": ModelPreset(family="qwen2", **_SMALL),
 }
-"""The presets by name (DESIGN §7.3: an explicit registry)."""
+"""The presets by name (docs/design.md §7.3: an explicit registry)."""
 
 
 def get_preset(preset: str | ModelPreset) -> ModelPreset:

@@ -17,7 +17,7 @@ special tokens, so it is encoded without adding any; plain text is encoded with 
 `add_special_tokens` convention (e.g. Llama's BOS).
 
 Each step's prompt is rendered afresh from the text history. Only the prompt is re-tokenized: the trainer learns
-from the response ids the engine recorded (DESIGN §3), and history actions are the parsed canonical actions, so
+from the response ids the engine recorded (docs/design.md §3), and history actions are the parsed canonical actions, so
 prompt tokens never need to match earlier responses token for token.
 """
 

@@ -1,7 +1,7 @@
 """Inference backends behind one protocol (`base.InferenceBackend`), chosen by name in config.
 
 `BACKENDS` maps a name to the `"module:attr"` of a class with a `from_pretrained(path, **options)` constructor;
-`make_backend` imports it only when asked, so choosing `hf` never imports vLLM (DESIGN §7.3: explicit registry,
+`make_backend` imports it only when asked, so choosing `hf` never imports vLLM (docs/design.md §7.3: explicit registry,
 no import-time magic).
 """
 

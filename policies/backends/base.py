@@ -1,4 +1,4 @@
-"""The inference-backend seam (DESIGN §4): `InferenceBackend`, its `SamplingParams` and its `Completion`s.
+"""The inference-backend seam (docs/design.md §4): `InferenceBackend`, its `SamplingParams` and its `Completion`s.
 
 Conventions every backend keeps, and the trainer relies on:
 
