@@ -28,6 +28,8 @@ from raygent.policies.actions import InvalidAction
 
 from conftest import post, raygent, records, run_killed_at_grpo_step, served
 
+pytestmark = [pytest.mark.browser, pytest.mark.ray]
+
 FULL = """banner
   menubar "Menu bar"
     [1] button "Media"

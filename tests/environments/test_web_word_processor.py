@@ -20,6 +20,8 @@ from raygent.environments.web.registry import load_app, make_task
 from raygent.environments.web.server import shared_server, ui_spec
 from raygent.environments.web.task import ATOMIC, COMPOSED, LONG
 
+pytestmark = pytest.mark.browser
+
 APP = "word_processor"
 TEMPLATES = sorted(load_app(APP))
 CASES = [(t, 13 + 5 * i, 0 if i % 4 == 1 else 2 + 7 * i) for i, t in enumerate(TEMPLATES)]

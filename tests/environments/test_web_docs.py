@@ -32,6 +32,8 @@ from raygent.environments.web.docs.urls import (
 )
 from raygent.environments.web.ui import randomize
 
+pytestmark = pytest.mark.browser
+
 SEEDS = (0, 3, 11)
 NAV_LINKS = 1 + len(GUIDES)
 """Links in every page's header (all applications, then one per app) before the page's own."""

@@ -19,6 +19,8 @@ from raygent.environments.web.registry import list_tasks, make_task
 from raygent.environments.web.server import ui_spec
 from raygent.environments.web.task import TASKS
 
+pytestmark = pytest.mark.browser
+
 APP = "image_editor"
 
 

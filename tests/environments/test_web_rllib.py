@@ -41,6 +41,8 @@ from raygent.environments.web.rllib import (
 )
 from raygent.environments.web.server import ui_spec
 
+pytestmark = [pytest.mark.browser, pytest.mark.ray]
+
 APP = "code_editor"
 SMALL = Encoding(elements=8, text_slots=2, name_buckets=4, term_buckets=8)
 SMALL_TYPES = ("click", "left_double", "right_single", "type slot 0", "type slot 1")

@@ -18,6 +18,8 @@ from raygent.environments.web.observe import find
 from raygent.environments.web.sandbox import Sandbox, origin_of
 from raygent.environments.web.server import shared_server
 
+pytestmark = pytest.mark.browser
+
 EXTERNAL = "http://93.184.215.14/secret"
 EXTERNAL_NAME = "https://example.com/page"
 FILE = "file:///etc/hostname"

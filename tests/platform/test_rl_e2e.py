@@ -14,7 +14,7 @@ from raygent.platform.rl.tasks import StaticSource
 
 from conftest import post, raygent, records, run_killed_at_grpo_step, served
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
 STEPS = 6
 SMALL = [
@@ -53,7 +53,11 @@ def test_resumed_run_trains_every_task_batch_exactly_once(run_dir: Path) -> None
     assert [r["step"] for r in grpo] == list(range(1, STEPS + 1))
     assert [r["data/batch_index"] for r in grpo] == list(range(STEPS))
     source = StaticSource(
-        toolcalc_tasks, split="train", seed=0, batch_size=2, task_kwargs={"difficulty": 1, "task_types": ["compare", "single"]}
+        toolcalc_tasks,
+        split="train",
+        seed=0,
+        batch_size=2,
+        task_kwargs={"difficulty": 1, "task_types": ["compare", "single"]},
     )
     assert [r["data/task_ids"] for r in grpo] == [[t.id for t in source.next(i)] for i in range(STEPS)]
     assert [r["policy/version"] for r in grpo] == list(range(1, STEPS + 1))

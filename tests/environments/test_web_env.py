@@ -38,6 +38,8 @@ from raygent.environments.web.server import shared_server
 from raygent.platform.contracts import Task
 from raygent.policies.actions import ActionGrammar, ClickAction, FinishedAction, InvalidAction, TypeAction
 
+pytestmark = pytest.mark.browser
+
 TASK = "media_player/play_track/1"
 
 # ---------------------------------------------------------------- grammar (no browser)

@@ -27,7 +27,7 @@ from raygent.policies.presets import build_tiny_model
 from raygent.policies.prompts import Turn
 from raygent.policies.tokenizer import build_tokenizer
 
-from conftest import ROOT, raygent
+from conftest import raygent
 
 HINT = "memory says: use calc"
 
@@ -171,7 +171,7 @@ def test_every_seam_changes_a_run(model_dir: Path, tmp_path: Path) -> None:
         num_cpus=4,
         include_dashboard=False,
         log_to_driver=False,
-        runtime_env={"env_vars": {"PYTHONPATH": str(ROOT / "tests")}},
+        runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).resolve().parent)}},
     )
     try:
         trainer = AgentTrainer(config, tmp_path, str(model_dir), hooks=[hook])

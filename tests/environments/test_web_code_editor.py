@@ -20,6 +20,8 @@ from raygent.environments.web.registry import load_app, make_task
 from raygent.environments.web.server import shared_server, ui_spec
 from raygent.environments.web.task import ATOMIC, COMPOSED, LONG
 
+pytestmark = pytest.mark.browser
+
 APP = "code_editor"
 TEMPLATES = sorted(load_app(APP))
 CASES = [(t, 11 + 7 * i, 0 if i % 4 == 0 else 3 + 5 * i) for i, t in enumerate(TEMPLATES)]

@@ -17,6 +17,8 @@ from raygent.environments.web.registry import list_tasks, make_task
 from raygent.environments.web.task import ATOMIC, COMPOSED, LONG, TASKS
 from raygent.environments.web.ui import randomize
 
+pytestmark = pytest.mark.browser
+
 TEMPLATES = list_tasks("media_player")
 
 

@@ -21,7 +21,7 @@ from raygent.platform.submit import build_wheel
 
 from conftest import ROOT, raygent
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
 
 def free_port() -> int:

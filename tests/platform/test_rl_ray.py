@@ -22,7 +22,7 @@ from raygent.policies.backends.base import SamplingParams
 from raygent.policies.presets import build_tiny_model
 from raygent.policies.tokenizer import build_tokenizer
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
 GREEDY = SamplingParams(temperature=0.0, max_new_tokens=12)
 

@@ -12,6 +12,8 @@ import pytest
 
 from conftest import raygent, records
 
+pytestmark = pytest.mark.ray
+
 
 @pytest.fixture
 def ray_cluster() -> Iterator[None]:

@@ -134,7 +134,7 @@ def test_entry_types_accept_what_they_describe() -> None:
 
 
 def test_agent_env_entries_are_checked_before_anything_starts(tmp_path: Path) -> None:
-    base = yaml.safe_load((Path(__file__).parent.parent / "jobs/configs/grpo_toy.yaml").read_text())
+    base = yaml.safe_load((Path(__file__).resolve().parents[2] / "jobs/configs/grpo_toy.yaml").read_text())
     for key, value, message in [
         ("env.tasks", "raygent.jobs.grpo_toy.tasks:no_such_tasks", "has no attribute 'no_such_tasks'"),
         ("env.registration", "raygent.nowhere:register", "no module named 'raygent.nowhere'"),

@@ -19,7 +19,7 @@ from raygent.policies.backends.hf import HFBackend, cut_at_stop
 from raygent.policies.presets import build_tiny_model
 from raygent.policies.tokenizer import train_tokenizer
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ray, pytest.mark.vllm]
 
 CORPUS = ["Task: look up alpha.\nObservation: alpha = 42\nanswer(42) call(lookup, alpha) hello world\n"] * 30
 PROMPTS: list[str | list[int]] = [

@@ -17,6 +17,8 @@ from raygent.environments.web.registry import list_tasks, make_task
 from raygent.environments.web.server import ui_spec
 from raygent.environments.web.task import TASKS
 
+pytestmark = pytest.mark.browser
+
 APP = "slide_editor"
 PLACEHOLDERS = {
     "title": [("title", 10, 28, 80, 20, 40), ("subtitle", 10, 52, 80, 14, 24)],

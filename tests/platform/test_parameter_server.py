@@ -10,6 +10,8 @@ import ray
 
 from raygent.platform.parameter_server import ParameterServer, ServerTrace, run_parameter_server
 
+pytestmark = pytest.mark.ray
+
 
 def _quadratic(center: np.ndarray, step: float) -> tuple[Callable, Callable, Callable]:
     """f(x) = ½‖x − center‖²: (update, grad_fn, monitor). Closures, so Ray ships them by value."""
