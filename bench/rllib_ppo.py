@@ -13,7 +13,7 @@ whole feature vector); its success rate is the share of the episodes that ended 
 task validated (`WebSuccessCallback`). The first iteration samples with the untrained policy, so
 `first_success` is close to a masked random agent's rate. Default app: the code editor, whose atomic tasks
 ground best in this encoding (file names and menu labels that occur in the instruction; every atomic
-template fits the action space, see `tests/test_web_rllib.py`).
+template fits the action space, see `tests/environments/test_web_rllib.py`).
 
 `--env-factory module:attr` trains on whatever that factory builds from the env config (another registered app,
 an external benchmark's pages; `make_discrete_env`'s `factory` key); the module must be importable in every
