@@ -6,6 +6,7 @@ carries all five; bad plugin names exit 2 naming the key before Ray starts."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -29,6 +30,7 @@ from raygent.policies.tokenizer import build_tokenizer
 
 from conftest import raygent
 
+HERE = Path(__file__).resolve().parent
 HINT = "memory says: use calc"
 
 
@@ -171,7 +173,8 @@ def test_every_seam_changes_a_run(model_dir: Path, tmp_path: Path) -> None:
         num_cpus=4,
         include_dashboard=False,
         log_to_driver=False,
-        runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).resolve().parent)}},
+        # the actors import this module (and the conftest it imports) by name
+        runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent)])}},
     )
     try:
         trainer = AgentTrainer(config, tmp_path, str(model_dir), hooks=[hook])
