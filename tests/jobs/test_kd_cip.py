@@ -326,6 +326,7 @@ CLAIM_OVERRIDES = {
 }
 
 
+@pytest.mark.slow
 def test_claim_shape_on_a_reduced_grid(tmp_path: Path) -> None:
     """The YAML's task, models and CIP with one shared teacher; CE at λ = 0 and forward-KL KD at λ ∈ {0, 0.03}
     over student seeds: KD is sparser than CE, and CIP lowers the order ≥ 3 share and raises OOD accuracy."""

@@ -323,6 +323,7 @@ def test_analyze_reads_the_default_cell_and_plot_writes_png(tmp_path: Path) -> N
     assert path.stat().st_size > 10_000 and path.read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 def test_claim_shape_on_reduced_grid(tmp_path: Path) -> None:
     """Fewer meshes and epochs, default (rho, S), two seeds: the error-driven edges beat plain message passing
     and the same number of random edges, and the indicator ranks the true error (shape, not the 15% margin)."""

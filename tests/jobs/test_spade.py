@@ -398,6 +398,7 @@ REDUCED = {
 ROBUST_CHECKS = ("full_ge_base", "full_ge_wo_prox", "ood_lcb_below_nearest", "calib_raises_heldout_spearman")
 
 
+@pytest.mark.slow
 def test_ablation_claim_shape_on_a_reduced_grid(tmp_path: Path) -> None:
     study = SpadeStudy()
     grid = {"calib": [0.0, 1.0], "support": [0.0, 1.0], "seed": [0, 1, 2]}
