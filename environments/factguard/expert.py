@@ -12,8 +12,8 @@ texts it reads (it never looks at the label), so its episodes are faithful SFT d
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
+from raygent.environments.experts import Demonstration, run_expert
 from raygent.environments.factguard.env import FactGuardEnv
 from raygent.environments.factguard.tools import format_clip, format_retrieve, format_verdict
 from raygent.platform.contracts import Task
@@ -66,33 +66,9 @@ class OracleExpert:
         return format_verdict("fake" if fake else "real", CONFIDENT)
 
 
-@dataclass
-class Demonstration:
-    task: Task
-    observations: list[str] = field(default_factory=list)
-    actions: list[str] = field(default_factory=list)
-    success: bool = False
-
-    def turns(self) -> list[tuple[str, str]]:
-        return list(zip(self.observations, self.actions, strict=True))
-
-
 def demonstrate(task: Task, env: FactGuardEnv | None = None) -> Demonstration:
     """The oracle's episode of `task` through a FactGuard environment."""
-    env = env or FactGuardEnv()
-    expert = OracleExpert()
-    expert.reset(task)
-    observation, _ = env.reset(options={"task": task})
-    demo = Demonstration(task=task)
-    done = False
-    while not done:
-        action = expert.act(observation["text"])
-        demo.observations.append(observation["text"])
-        demo.actions.append(action)
-        observation, _, terminated, truncated, info = env.step(action)
-        demo.success = bool(info.get("success", False))
-        done = terminated or truncated
-    return demo
+    return run_expert(OracleExpert(), task, env or FactGuardEnv())
 
 
 def factguard_demonstrations(tasks: list[Task]) -> list[list[tuple[str, str]]]:

@@ -7,8 +7,7 @@ its episodes are faithful demonstrations for SFT: `demonstrate` runs it through 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from raygent.environments.experts import Demonstration, run_expert
 from raygent.environments.toolcalc.env import ToolCalcEnv
 from raygent.environments.toolcalc.grammar import format_answer, format_call, parse_result
 from raygent.environments.toolcalc.tasks import TEMPLATES
@@ -48,35 +47,6 @@ class ScriptedExpert:
         return format_answer(self._result)
 
 
-@dataclass
-class Demonstration:
-    """One expert episode: `observations[i]` is the text the expert saw before `actions[i]`."""
-
-    task: Task
-    observations: list[str] = field(default_factory=list)
-    actions: list[str] = field(default_factory=list)
-    reward: float = 0.0
-    success: bool = False
-
-    def turns(self) -> list[tuple[str, str]]:
-        """The (observation text, action) pairs in order."""
-        return list(zip(self.observations, self.actions, strict=True))
-
-
 def demonstrate(task: Task, env: ToolCalcEnv | None = None) -> Demonstration:
     """Run the scripted expert on `task` through a ToolCalc environment (a fresh default one if none is given)."""
-    env = env or ToolCalcEnv()
-    expert = ScriptedExpert()
-    expert.reset(task)
-    observation, _ = env.reset(options={"task": task})
-    demo = Demonstration(task=task)
-    done = False
-    while not done:
-        action = expert.act(observation["text"])
-        demo.observations.append(observation["text"])
-        demo.actions.append(action)
-        observation, reward, terminated, truncated, info = env.step(action)
-        demo.reward += float(reward)
-        demo.success = bool(info.get("success", False))
-        done = terminated or truncated
-    return demo
+    return run_expert(ScriptedExpert(), task, env or ToolCalcEnv())

@@ -8,7 +8,7 @@ plugs in here (e.g. the web agent's hindsight replay, `jobs/web_agent/replay.py`
 A hook is built as `cls(**kwargs)` (or handed to `AgentTrainer(hooks=...)` already built, e.g. seeded by a
 recipe) and subclasses `TrainerHook`, overriding what it needs. Per RL step, in order:
 
-    tasks = hook.on_tasks(step, tasks)                      # before the batch is dispatched
+    tasks = hook.on_tasks(step, tasks)                      # before the batch that trains at `step` is dispatched
     trajectories = hook.on_trajectories(step, trajectories) # after the judge stage, before the update
     stats |= hook.after_update(step, trajectories, context) # after the learner's update, before the weight push
 

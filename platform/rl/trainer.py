@@ -270,8 +270,8 @@ class AgentTrainer:
             for step in range(start, trainer.steps):
                 while len(inflight) < ahead and self.next_batch < trainer.steps:
                     tasks = self.source.next(self.next_batch)
-                    for hook in self.hooks:
-                        tasks = hook.on_tasks(step + 1, tasks)
+                    for hook in self.hooks:  # the step this batch trains at (ahead of `step` when async)
+                        tasks = hook.on_tasks(self.next_batch + 1, tasks)
                     inflight.append(self._dispatch(self.next_batch, tasks))
                     self.next_batch += 1
                 batch = inflight.popleft()
