@@ -29,7 +29,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
 from rich.console import Console
 from rich.table import Table
 
@@ -39,6 +38,7 @@ from raygent.environments.web.env import BrowserEnv
 from raygent.environments.web.registry import list_tasks, make_task
 from raygent.jobs.docos.demos import docos_demonstrations
 from raygent.jobs.docos.metrics import EpisodeScore, claims, reader_score, score, search_failure, summarize
+from raygent.jobs.docos.settings import DocOSConfig
 from raygent.jobs.docos.tasks import VARIANTS, docos_tasks
 from raygent.jobs.web_agent.demos import BLIND_LOOKS, ensure_recorded, load_body
 from raygent.jobs.web_agent.demos import cache_path as demo_cache_path
@@ -48,7 +48,6 @@ from raygent.platform.contracts import Task, Trajectory
 from raygent.platform.rl.hooks import TrainerHook
 from raygent.platform.rl.initial import agent_sections, initial_model
 from raygent.platform.rl.report import write_report
-from raygent.platform.rl.settings import AgentRunConfig, Section
 from raygent.platform.rl.tasks import StaticSource
 from raygent.platform.rl.trainer import AgentTrainer
 
@@ -56,23 +55,6 @@ RESULTS_FILE = "docos.json"
 HTML_FILE = "docos.html"
 READER_DIR = "reader"
 LAYOUT_SPLITS = {"random": "heldout", "default": "default"}
-
-
-class DocOSSettings(Section):
-    """The `docos:` section."""
-
-    reader: bool = True
-    """Run the scripted reader (the upper bound) on the evaluation tasks."""
-    demo_workers: int = Field(default=3, ge=1)
-    """Browser threads that record missing demonstrations and the reader's episodes."""
-    examples: int = Field(default=3, ge=0)
-    """Trajectories shown in `docos.html` (tools variant, randomized layouts, after GRPO)."""
-    tokenizer_layouts: int = Field(default=8, ge=0)
-    """Layouts whose doc pages go into the tokenizer's text."""
-
-
-class DocOSConfig(AgentRunConfig):
-    docos: DocOSSettings = DocOSSettings()
 
 
 def set_name(variant: str, layout: str) -> str:
