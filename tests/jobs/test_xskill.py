@@ -126,10 +126,10 @@ def test_snapshot_round_trip_and_corrupt_snapshots_name_the_file(tmp_path: Path)
     path.write_text(json.dumps({"version": 1, "settings": {}, "experiences": [{"id": 3}], "skills": []}))
     with pytest.raises(SnapshotError, match=re.escape(str(path))):
         MemoryBank.load(path)
-    with pytest.raises(SnapshotError, match="missing.json"):
+    with pytest.raises(SnapshotError, match=r"missing\.json"):
         MemoryBank.load(tmp_path / "missing.json")
     hook = XSkillHook(actor=None, summarizer=ProgrammaticSummarizer(), run_dir=tmp_path)
-    with pytest.raises(SnapshotError, match="memory.json"):
+    with pytest.raises(SnapshotError, match=r"memory\.json"):
         hook.load_state({"file": "memory.json", "sha256": sha})
 
 
