@@ -1,0 +1,107 @@
+"""The ReasonAug run's config sections: the agent sections with ReasonAug's keyword arguments checked at config
+time, and its own `reasonaug` section. A bad key or value exits 2 naming it, before Ray starts."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from raygent.environments.reasonaug.tasks import TASK_KWARGS
+from raygent.platform.rl.reward import RewardSettings
+from raygent.platform.rl.settings import AgentRunConfig, EnvSettings
+from raygent.rewards.reasonaug import MAGRSettings
+
+MAGR_ENTRY = "raygent.rewards.reasonaug:MAGR"
+SAE_ENTRY = "raygent.jobs.reasonaug.entropy:SelectiveEntropy"
+ENV_KWARGS = ("instruction",)
+VARIANTS = ("closed", "nogate", "open", "random", "none")
+Variant = Literal["closed", "nogate", "open", "random", "none"]
+
+
+def _known(where: str, given: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
+    for key in given:
+        if key not in allowed:
+            close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"{where}.{key}: unknown key{hint}; expected one of: {', '.join(allowed)}")
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
+
+
+class ReasonAugEnvSettings(EnvSettings):
+    @field_validator("task_kwargs")
+    @classmethod
+    def _task_kwargs(cls, value: dict[str, Any]) -> dict[str, Any]:
+        _known("task_kwargs", value, TASK_KWARGS)
+        for key in TASK_KWARGS:
+            if key == "recolour" or key not in value:
+                continue
+            if (
+                not isinstance(value[key], int)
+                or isinstance(value[key], bool)
+                or value[key] < (0 if key == "world_seed" else 1)
+            ):
+                raise ValueError(f"task_kwargs.{key}: expected a positive integer, got {value[key]!r}")
+        if "recolour" in value and not (isinstance(value["recolour"], int | float) and 0 <= value["recolour"] <= 1):
+            raise ValueError(f"task_kwargs.recolour: expected a probability in [0, 1], got {value['recolour']!r}")
+        if value.get("queries_per_id", 1) < 1 or value.get("gallery_per_id", 1) < 1:
+            raise ValueError("task_kwargs: queries_per_id and gallery_per_id must be >= 1")
+        return value
+
+    @field_validator("kwargs")
+    @classmethod
+    def _env_kwargs(cls, value: dict[str, Any]) -> dict[str, Any]:
+        _known("kwargs", value, ENV_KWARGS)
+        if "instruction" in value and value["instruction"] not in ("policy", "random"):
+            raise ValueError(f"kwargs.instruction: expected 'policy' or 'random', got {value['instruction']!r}")
+        return value
+
+
+class ReasonAugRewardSettings(RewardSettings):
+    @model_validator(mode="after")
+    def _magr(self) -> ReasonAugRewardSettings:
+        if self.entry != MAGR_ENTRY:
+            raise ValueError(f"entry: ReasonAug's loop lives in its reward model; expected {MAGR_ENTRY!r}")
+        if self.num_actors != 1:
+            raise ValueError("num_actors: MAGR owns the ReID model of the closed loop, so it runs in exactly 1 actor")
+        _known("kwargs", self.kwargs, tuple(MAGRSettings.model_fields))
+        try:
+            MAGRSettings.model_validate(self.kwargs)
+        except ValidationError as exc:
+            raise ValueError(f"kwargs.{_first_error(exc)}") from None
+        return self
+
+
+class ReasonAugSection(BaseModel):
+    """`reasonaug:` the variant of the loop, and the reference judge's data."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    variant: Variant = "closed"
+    """closed: GRPO on MAGR, ReID retrained on gated edits. nogate: the same with the gate off (every valid edit
+    accepted, hardness paid whatever the identity). open: the SFT policy's fixed instruction distribution (its
+    update zeroed), gated. random: uniformly random identity-preserving edits, gated. none: no edit accepted."""
+    judge_per_id: int = Field(default=8, ge=1)
+    """Identity-preserving renders per train identity for the frozen reference judge."""
+    cache: bool = True
+    """Reuse the starting ReID model and the judge of the same world and settings (`$RAYGENT_CACHE/reasonaug`)."""
+
+
+class ReasonAugRunConfig(AgentRunConfig):
+    """`AgentRunConfig` with ReasonAug's sections checked (module docstring)."""
+
+    env: ReasonAugEnvSettings
+    reward: ReasonAugRewardSettings | None = None
+    reasonaug: ReasonAugSection = ReasonAugSection()
+
+    @model_validator(mode="after")
+    def _needs_magr(self) -> ReasonAugRunConfig:
+        if self.reward is None:
+            raise ValueError(f"reward: ReasonAug needs its reward model ({MAGR_ENTRY})")
+        return self
