@@ -1,0 +1,70 @@
+"""XSkill's claim over seeds: held-out success of the same frozen agent with and without the memory it accumulated,
+and the ablation (experiences only, skills only, both), on ToolCalc.
+
+    python bench/xskill.py [--seeds 0 1 2] [overrides ...]      e.g. xskill.rl=true, xskill.summarizer=lm
+
+Each seed is one `raygent run xskill trainer.seed=S` in a fresh process. Per seed it prints the four variants'
+held-out success after phase I (overall, and on the novel templates no demonstration covered). Last line: means
+over seeds, `gain` = both − none with `gain_sd` its standard deviation over seeds, and `minutes` the mean wall time
+of a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from statistics import mean, pstdev
+
+VARIANTS = ("none", "experiences", "skills", "both")
+
+
+def run_once(seed: int, overrides: list[str], run_dir: Path) -> tuple[dict, float]:
+    """(xskill.json, minutes) of one `raygent run xskill` in a fresh process."""
+    start = time.perf_counter()
+    command = [sys.executable, "-m", "raygent.platform.cli", "run", "xskill", f"trainer.seed={seed}", *overrides]
+    done = subprocess.run([*command, "--out", str(run_dir)], capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"seed {seed} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return json.loads((run_dir / "xskill.json").read_text()), (time.perf_counter() - start) / 60
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--keep", type=Path, default=None, help="keep the run directories under this folder")
+    parser.add_argument("overrides", nargs="*", help="config overrides, e.g. trainer.steps=8")
+    args = parser.parse_args()
+    success: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    novel: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    minutes: list[float] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        root = args.keep or Path(scratch)
+        for seed in args.seeds:
+            results, wall = run_once(seed, args.overrides, root / f"seed{seed}")
+            minutes.append(wall)
+            after = results["after"]
+            for variant in VARIANTS:
+                success[variant].append(after[variant]["success"])
+                novel[variant].append(after[variant]["novel"])
+            line = " ".join(f"{v} {after[v]['success']:.3f} (novel {after[v]['novel']:.3f})" for v in VARIANTS)
+            print(
+                f"seed {seed}: {line}; memory {results['memory'].get('xskill/experiences', 0):.0f} tips "
+                f"{results['memory'].get('xskill/skills', 0):.0f} skills; {wall:.1f} min",
+                flush=True,
+            )
+    gains = [b - a for a, b in zip(success["none"], success["both"], strict=True)]
+    means = " ".join(f"{v}={mean(success[v]):.3f}" for v in VARIANTS)
+    novel_means = " ".join(f"novel_{v}={mean(novel[v]):.3f}" for v in VARIANTS)
+    print(
+        f"{means} {novel_means} gain={mean(gains):.3f} gain_sd={pstdev(gains):.3f} "
+        f"minutes={mean(minutes):.2f} seeds={len(args.seeds)}"
+    )
+
+
+if __name__ == "__main__":
+    main()
