@@ -16,7 +16,7 @@ A study is a small class in `jobs/<paper>/` with:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, Self, runtime_checkable
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
@@ -29,6 +29,17 @@ class StudyParams(BaseModel):
 
     seed: int = 0
     scale: Literal["laptop", "paper"] = "laptop"
+
+    paper_sizes: ClassVar[dict[str, Any]] = {}
+    """The knobs `scale: paper` changes and their values from the paper's setting (a study's class sets them)."""
+
+    def resolved(self) -> Self:
+        """At `scale: paper`, `paper_sizes` wherever the config left the laptop default; else these params."""
+        if self.scale != "paper":
+            return self
+        defaults = type(self)()
+        updates = {k: v for k, v in self.paper_sizes.items() if getattr(self, k) == getattr(defaults, k)}
+        return self.model_copy(update=updates)
 
 
 class Verdict(BaseModel):

@@ -61,13 +61,7 @@ class FourRCParams(StudyParams):
     queries: int = Field(4, ge=1, description="queries per clip per step, decoded from one encoding")
     lr: float = Field(3e-3, gt=0.0)
 
-    def resolved(self) -> FourRCParams:
-        """At `scale: paper`, the notes' sizes wherever the config left the laptop default."""
-        if self.scale != "paper":
-            return self
-        defaults = FourRCParams()
-        updates = {k: v for k, v in PAPER_SIZES.items() if getattr(self, k) == getattr(defaults, k)}
-        return self.model_copy(update=updates)
+    paper_sizes: ClassVar[dict[str, Any]] = PAPER_SIZES
 
 
 class FourRCStudy:

@@ -76,13 +76,7 @@ class PrismParams(StudyParams):
     lr: float = Field(3e-3, gt=0.0)
     downstream_epochs: int = Field(20, ge=1)
 
-    def resolved(self) -> PrismParams:
-        """At `scale: paper`, the sizes of the notes' experiment wherever the config left the laptop default."""
-        if self.scale != "paper":
-            return self
-        defaults = PrismParams()
-        updates = {k: v for k, v in PAPER_SIZES.items() if getattr(self, k) == getattr(defaults, k)}
-        return self.model_copy(update=updates)
+    paper_sizes: ClassVar[dict[str, Any]] = PAPER_SIZES
 
 
 class PrismStudy:
