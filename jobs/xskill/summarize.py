@@ -312,20 +312,17 @@ class PolicyChat:
         self.max_new_tokens, self.timeout_s = max_new_tokens, timeout_s
 
     def __call__(self, prompt: str) -> str:
-        import asyncio
-
         from raygent.policies.backends import SamplingParams
         from raygent.policies.prompts import ChatMessage, encode_prompt
 
         ids = encode_prompt(self.tokenizer, [ChatMessage(role="user", content=prompt)])
         params = SamplingParams(temperature=0.0, max_new_tokens=self.max_new_tokens)
-        generate = self.engine.generate
-        if hasattr(generate, "remote"):
+        if hasattr(self.engine.generate, "remote"):
             import ray
 
-            completions = ray.get(generate.remote([ids], params), timeout=self.timeout_s)
-        else:
-            completions = asyncio.run(generate([ids], params))
+            completions = ray.get(self.engine.generate.remote([ids], params), timeout=self.timeout_s)
+        else:  # an engine in this process: its backend directly (its batching loop belongs to one event loop)
+            completions = self.engine.backend.generate([ids], params)
         return str(completions[0].text)
 
 

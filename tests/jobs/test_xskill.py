@@ -221,3 +221,26 @@ def test_sft_demonstrations_carry_the_context_the_loop_shows() -> None:
 @pytest.fixture
 def tokenizer_context() -> LoopContext:
     return LoopContext(tokenizer=None, prompt_format=PromptFormat(), kwargs={})  # type: ignore[arg-type]
+
+
+def test_lm_summarizer_prompts_the_in_tree_engine(tmp_path: Path) -> None:
+    """The `policy` endpoint: the critique prompt goes through an `InferenceEngine` (hf backend, a tiny model) and
+    whatever it writes is parsed; a tiny untrained model writes no operations, which is counted, not fatal."""
+    from raygent.environments.toolcalc import corpus
+    from raygent.jobs.xskill.summarize import PolicyChat
+    from raygent.platform.rl.engine import InferenceEngine
+    from raygent.policies.presets import build_tiny_model
+    from raygent.policies.tokenizer import build_tokenizer
+
+    tokenizer = build_tokenizer(corpus(n_tasks=100), tmp_path, vocab_size=300)
+    build_tiny_model("tiny-qwen2", tokenizer, tmp_path)
+    chat = PolicyChat(InferenceEngine("hf", str(tmp_path)), tokenizer, max_new_tokens=12)
+    assert isinstance(chat("Compare the rollouts."), str)
+    env = ToolCalcEnv()
+    task = make_task("a+b", [20, 30], 1)
+    demo = demonstrate(task, env)
+    win = Rollout(tuple(demo.observations), tuple(demo.actions), True, (True, True))
+    summarizer = LMSummarizer(chat)
+    ops = summarizer.summarize([Group(task.instruction, [win, _episode(env, task, ["answer(20)"])])], {})
+    assert summarizer.stats["lm_calls"] == 1 and summarizer.stats["lm_failures"] == 0
+    assert [op.target for op in ops if op.kind != "lm"] == ["skill"]
