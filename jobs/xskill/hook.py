@@ -125,7 +125,9 @@ class XSkillHook(TrainerHook):
         import ray
 
         name = f"{SNAPSHOT_DIR}/memory_{self.step}.json"
-        sha = ray.get(self.actor.save.remote(str(self.run_dir / name)))
+        # written by the driver: on a cluster the actor may live on a node without the run directory
+        bank = MemoryBank.from_snapshot(ray.get(self.actor.snapshot.remote()), "the memory actor")
+        sha = bank.save(self.run_dir / name)
         return {"file": name, "sha256": sha, "step": self.step, "evals": {str(k): v for k, v in self.evals.items()}}
 
     def load_state(self, state: Any) -> None:

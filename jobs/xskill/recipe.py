@@ -36,7 +36,7 @@ from raygent.environments.toolcalc.tasks import TEMPLATES
 from raygent.jobs.xskill.actor import start_memory
 from raygent.jobs.xskill.hook import XSkillHook
 from raygent.jobs.xskill.loop import LoopSettings
-from raygent.jobs.xskill.memory import MemorySettings
+from raygent.jobs.xskill.memory import MemoryBank, MemorySettings
 from raygent.jobs.xskill.summarize import LMSummarizer, OpenAIChat, PolicyChat, ProgrammaticSummarizer, Summarizer
 from raygent.jobs.xskill.tasks import check_modes, check_templates, tokenizer_text, xskill_tasks
 from raygent.platform.config import JobConfig
@@ -205,7 +205,7 @@ class XSkill:
             examples = trainer.examples(4, failures=2)
             import ray
 
-            ray.get(actor.export.remote(str(run_dir / "xskill")))
+            MemoryBank.from_snapshot(ray.get(actor.snapshot.remote())).export(run_dir / "xskill")
             memory_stats = ray.get(actor.stats.remote())
         finally:
             trainer.shutdown()
