@@ -11,7 +11,6 @@ keeps the bank consistent. It reserves no CPU (its work is BM25 over at most a f
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from typing import Any
 
 from raygent.jobs.xskill.memory import KnowledgeOp, MemoryBank, MemorySettings
@@ -55,14 +54,6 @@ class MemoryActor:
         with self.lock:
             self.bank = bank
         return len(bank.experiences) + len(bank.skills)
-
-    def save(self, path: str) -> str:
-        with self.lock:
-            return self.bank.save(Path(path))
-
-    def export(self, directory: str) -> None:
-        with self.lock:
-            self.bank.export(Path(directory))
 
     def stats(self) -> dict[str, float]:
         with self.lock:
