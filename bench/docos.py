@@ -75,7 +75,7 @@ def report(runs: list[tuple[Path, float]]) -> None:
                 print(f"{stage} {claim}: {sum(held)}/{len(held)} seeds")
     final = [r["summary"]["grpo"] for r in results]
     first = [r["summary"]["sft"] for r in results]
-    minutes = [m for _, m in runs if m]
+    walls = [m for _, m in runs if m]
 
     def avg(rows: list[dict[str, Any]], variant: str, layout: str, key: str = "tcr") -> float:
         values = [v for v in (_get(row, variant, layout, key) for row in rows) if v == v]
@@ -88,7 +88,7 @@ def report(runs: list[tuple[Path, float]]) -> None:
         f"tui_found={avg(final, 'tools', 'random', 'tui_found'):.3f} "
         f"gap_random={avg(final, 'tools', 'random') - avg(final, 'none', 'random'):.3f} "
         f"gap_default={avg(final, 'tools', 'default') - avg(final, 'none', 'default'):.3f} "
-        f"minutes={mean(minutes) if minutes else float('nan'):.2f} seeds={len(results)}"
+        f"minutes={mean(walls) if walls else float('nan'):.2f} seeds={len(results)}"
     )
 
 

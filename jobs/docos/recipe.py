@@ -108,7 +108,7 @@ def run_reader(tasks: list[Task], root: Path, workers: int) -> list[EpisodeScore
     scores = []
     for task in tasks:
         body = load_body(demo_cache_path(task, root, "reader")) or {"success": False, "turns": []}
-        scores.append(reader_score(task, bool(body["success"]), [tuple(t) for t in body["turns"]]))  # type: ignore[misc]
+        scores.append(reader_score(task, bool(body["success"]), [tuple(t) for t in body["turns"]]))
     return scores
 
 

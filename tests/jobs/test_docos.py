@@ -41,7 +41,7 @@ def _screens(ui_seed: int) -> tuple[str, str]:
 
 
 def _loop(task: Task, screen: str, **kwargs: Any) -> DocLoop:
-    context = LoopContext(tokenizer=None, prompt_format=PromptFormat(), kwargs=kwargs)  # type: ignore[arg-type]
+    context = LoopContext(tokenizer=None, prompt_format=PromptFormat(), kwargs=kwargs)
     return DocLoop(task, {"text": screen, "url": "http://127.0.0.1:1/media_player/index.html"}, context)
 
 
