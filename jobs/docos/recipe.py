@@ -212,8 +212,13 @@ class DocOS:
             rows=rows,
             extra={"seed": seed, "claims": verdict},
         )
-        final = recorder.trajectories.get(steps, {}).get(set_name("tools", "random"), [])
-        write_html(run_dir / HTML_FILE, summaries, verdict, final[: agent.docos.examples])
+        k = agent.docos.examples
+        shown = {
+            f"{stage}, {name}": recorder.trajectories.get(step, {}).get(name, [])[:k]
+            for stage, step in stages.items()
+            for name in (set_name("tools", "random"), set_name("oracle", "random"))
+        }
+        write_html(run_dir / HTML_FILE, summaries, verdict, shown)
         print_tables(console, summaries, verdict)
         return summary
 
@@ -258,7 +263,7 @@ def write_html(
     path: Path,
     summaries: dict[str, dict[str, dict[str, float]]],
     verdict: dict[str, Any],
-    examples: list[Trajectory],
+    examples: dict[str, list[Trajectory]],
 ) -> None:
     """`docos.html`: per-app tables, the claims, and trajectories with the doc block beside each screen."""
     heads = (
@@ -296,20 +301,25 @@ def write_html(
             f"<h2>{html.escape(app)}</h2><table border=1 cellpadding=4><tr>{header}</tr>{''.join(rows)}</table>"
         )
     parts.append(f"<h2>Claims</h2><pre>{html.escape(json.dumps(verdict, indent=2))}</pre>")
-    parts.append("<h2>Trajectories (tools, randomized layouts, after GRPO)</h2>")
-    for trajectory in examples:
-        params = trajectory.task.params
-        title = f"{trajectory.task.instruction} ({trajectory.task.id}) — success: {trajectory.success}"
-        rows = []
-        for step in trajectory.steps:
-            docs, _, _ = step.observation.text.partition("\nScreen:\n")
-            screen = str(step.observation.info.get("screen", ""))
-            rows.append(f"<tr>{_cell(docs)}{_cell(screen)}<td><code>{html.escape(step.action)}</code></td></tr>")
-        targets = ", ".join(params.get("doc_targets", []))
-        parts.append(
-            f"<h3>{html.escape(title)}</h3><p>target pages: {html.escape(targets)}</p>"
-            "<table border=1 cellpadding=4><tr><th>documentation read</th><th>screen</th><th>action</th></tr>"
-            + "".join(rows)
-            + "</table>"
-        )
+    for heading, shown in examples.items():
+        parts.append(f"<h2>Trajectories: {html.escape(heading)}</h2>")
+        parts.extend(_trajectory_html(t) for t in shown)
     path.write_text("".join(parts))
+
+
+def _trajectory_html(trajectory: Trajectory) -> str:
+    """One trajectory: the documentation read beside each screen, and the action taken."""
+    params = trajectory.task.params
+    title = f"{trajectory.task.instruction} ({trajectory.task.id}) — success: {trajectory.success}"
+    rows = []
+    for step in trajectory.steps:
+        docs, _, _ = step.observation.text.partition("\nScreen:\n")
+        screen = str(step.observation.info.get("screen", ""))
+        rows.append(f"<tr>{_cell(docs)}{_cell(screen)}<td><code>{html.escape(step.action)}</code></td></tr>")
+    targets = ", ".join(params.get("doc_targets", []))
+    return (
+        f"<h3>{html.escape(title)}</h3><p>target pages: {html.escape(targets)}</p>"
+        "<table border=1 cellpadding=4><tr><th>documentation read</th><th>screen</th><th>action</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )

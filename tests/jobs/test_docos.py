@@ -3,7 +3,9 @@ loop's, the episode metrics and claims, and config errors that exit before Ray s
 
 from __future__ import annotations
 
+import html
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +17,7 @@ from raygent.environments.web.server import ui_spec
 from raygent.jobs.docos.demos import doc_turns
 from raygent.jobs.docos.loop import EMPTY, REFUSED, UNAVAILABLE, DocLoop, render
 from raygent.jobs.docos.metrics import EpisodeScore, claims, score, search_failure, summarize
+from raygent.jobs.docos.recipe import write_html
 from raygent.platform.config import ConfigError, load_config
 from raygent.platform.contracts import Observation, Step, Task, Trajectory
 from raygent.platform.rl.agent_loop import EnvAction, LoopContext, ToolResult
@@ -180,3 +183,19 @@ def test_a_bad_config_is_refused_naming_the_key(override: str, named: str) -> No
     with pytest.raises(ConfigError, match=re.escape(named)):
         load_config("docos", [override])
     assert load_config("docos").job == "docos"
+
+
+def test_the_html_report_shows_the_doc_read_beside_each_screen(tmp_path: Path) -> None:
+    seed = _layout()
+    closed, _ = _screens(seed)
+    task = _task("tools", seed)
+    page = "Playback Speed…\n1. In the menu bar, open the “Tools” menu."
+    info = {"screen": closed, "doc_opened": command_path(APP, CMD)}
+    trajectory = Trajectory(
+        task=task, steps=[_step(render(page, closed), "click(2)", info)], success=False, group_id="g"
+    )
+    summary = summarize(_scores("tools", "random", [False, True]))
+    write_html(tmp_path / "docos.html", {"sft": summary, "grpo": summary}, {}, {"grpo, tools/random": [trajectory]})
+    text = (tmp_path / "docos.html").read_text()
+    assert "<h2>media_player</h2>" in text and "open the “Tools” menu" in text and "click(2)" in text
+    assert html.escape('[2] button "') in text and command_path(APP, CMD) in text
