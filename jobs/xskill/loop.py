@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from raygent.jobs.xskill.actor import NAMESPACE
 from raygent.jobs.xskill.memory import MemoryBank
 from raygent.jobs.xskill.summarize import CONTEXT_SEPARATOR
-from raygent.platform.contracts import Task
+from raygent.platform.contracts import Observation, Task
 from raygent.platform.rl.agent_loop import ChatLoop, LoopContext
 
 LOCAL_BANKS: dict[str, MemoryBank] = {}
@@ -73,6 +73,8 @@ def fetch_context(name: str, instruction: str, mode: str, timeout_s: float) -> t
 
 class MemoryLoop(ChatLoop):
     """The chat loop with XSkill's memory in the prompt (module docstring)."""
+
+    current: Observation
 
     def __init__(self, task: Task, observation: Any, context: LoopContext) -> None:
         super().__init__(task, observation, context)

@@ -136,16 +136,20 @@ class Skill(BaseModel):
     id: str
     situation: str
     variants: dict[str, int] = Field(default_factory=dict)
+    failed: dict[str, int] = Field(default_factory=dict)
+    """How often each variant's exact procedure was followed by a failed rollout of the situation."""
     watch_out: list[str] = Field(default_factory=list)
     version: int = Field(default=1, ge=1)
 
     def workflow(self, share: float = 0.75, min_support: int = 2) -> list[str] | None:
-        """The majority variant's steps, if it holds `share` of the successes and at least `min_support` of them."""
+        """The majority variant's steps, if it holds `share` of the successes, at least `min_support` of them, and
+        succeeded at least `share` of the times it was followed (a move that fails as often, e.g. answering the first
+        number of a comparison, is no procedure)."""
         if not self.variants:
             return None
         best, count = max(self.variants.items(), key=lambda item: (item[1], -len(item[0])))
         total = sum(self.variants.values())
-        if count < min_support or count / total < share:
+        if count < min_support or count / total < share or count / (count + self.failed.get(best, 0)) < share:
             return None
         return best.split(" ; ")
 
@@ -189,6 +193,8 @@ class KnowledgeOp(BaseModel):
     """The items modified (one), merged (several) or deleted."""
     variants: dict[str, int] = Field(default_factory=dict)
     """A skill's successful procedures and counts (add/modify: added to the skill's counts)."""
+    failed: dict[str, int] = Field(default_factory=dict)
+    """Failed rollouts' procedures and counts (added to the skill's `failed`)."""
     watch_out: list[str] = Field(default_factory=list)
 
 
@@ -296,12 +302,19 @@ class MemoryBank:
             skill_id = f"S{self.next_skill}"
             self.next_skill += 1
             self.skills[skill_id] = Skill(
-                id=skill_id, situation=op.situation, variants=_top_variants(dict(op.variants)), watch_out=op.watch_out
+                id=skill_id,
+                situation=op.situation,
+                variants=_top_variants(dict(op.variants)),
+                failed=dict(sorted(op.failed.items(), key=lambda kv: (-kv[1], kv[0]))[: 2 * MAX_VARIANTS]),
+                watch_out=op.watch_out,
             )
             return "add"
         for variant, count in op.variants.items():
             existing.variants[variant] = existing.variants.get(variant, 0) + count
+        for variant, count in op.failed.items():
+            existing.failed[variant] = existing.failed.get(variant, 0) + count
         existing.variants = _top_variants(existing.variants)
+        existing.failed = dict(sorted(existing.failed.items(), key=lambda kv: (-kv[1], kv[0]))[: 2 * MAX_VARIANTS])
         existing.watch_out = _unique([*op.watch_out, *existing.watch_out])[:3]
         existing.version += 1
         return "modify"

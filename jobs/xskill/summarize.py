@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from raygent.jobs.xskill.memory import KnowledgeOp, situation_of
+from raygent.jobs.xskill.memory import PLACEHOLDERS, KnowledgeOp, situation_of
 
 CONTEXT_SEPARATOR = "\n--\n"
 """Between the memory context and the environment's first observation in the loop's first observation text."""
@@ -65,23 +65,29 @@ class Group:
 
 
 def abstract_procedure(instruction: str, rollout: Rollout) -> list[str]:
-    """Each action with the task's numbers as placeholders and the latest result (a number the observation shows
-    that the instruction does not) as `R`."""
+    """Each action with the task's numbers as placeholders and the latest result as `R` (the last number of an
+    observation after the first: the first shows the task, later ones the tools' answers). A number equal to several
+    of the task's numbers takes the first placeholder the procedure has not used yet (`5*5+5`: `A*B`, then `R+C`)."""
     _, values = situation_of(instruction)
-    letters: dict[int, str] = {}
-    for index, value in enumerate(values):
-        letters.setdefault(value, "ABCDEFGH"[index] if index < 8 else str(value))
+    candidates: dict[int, list[str]] = {}
+    for index, value in enumerate(values[: len(PLACEHOLDERS)]):
+        candidates.setdefault(value, []).append(PLACEHOLDERS[index])
+    used: set[str] = set()
     steps = []
-    for observation, action in zip(rollout.observations, rollout.actions, strict=False):
-        shown = [int(n) for n in _NUMBER.findall(strip_context(observation))]
-        fresh = [n for n in shown if n not in values]
-        result = fresh[-1] if fresh else None
+    for turn, (observation, action) in enumerate(zip(rollout.observations, rollout.actions, strict=False)):
+        shown = [int(n) for n in _NUMBER.findall(strip_context(observation))] if turn else []
+        result = shown[-1] if shown else None
 
         def replace(match: re.Match[str], result: int | None = result) -> str:
             number = int(match.group())
             if result is not None and number == result:
                 return "R"
-            return letters.get(number, match.group())
+            letters = candidates.get(number)
+            if not letters:
+                return match.group()
+            letter = next((x for x in letters if x not in used), letters[0])
+            used.add(letter)
+            return letter
 
         steps.append(_NUMBER.sub(replace, action.strip()))
     return steps
@@ -140,7 +146,12 @@ class ProgrammaticSummarizer:
         first = _majority([procedures[id(r)][0] for r in wins if procedures[id(r)]], self.share)
         lost_first = [procedures[id(r)][0] for r in losses if procedures[id(r)]]
         final_name = Counter(n[-1] for n in names if n).most_common(1)[0][0] if any(names) else None
-        if first and action_name(first) != final_name and _share(lost_first, first) < 0.5:
+        if (
+            first
+            and action_name(first) != final_name
+            and _share(lost_first, first) < 0.5
+            and not re.search(r"\d", first)
+        ):
             found.append(("first", f"start with {first}."))
         final = _majority([procedures[id(r)][-1] for r in wins if procedures[id(r)]], self.share)
         lost_final = [procedures[id(r)][-1] for r in losses if procedures[id(r)]]
@@ -168,8 +179,14 @@ class ProgrammaticSummarizer:
 
     def skill_op(self, group: Group, skills: Sequence[dict[str, Any]]) -> KnowledgeOp | None:
         """The successful procedures as variants of the situation's skill, and the commonest failing first move."""
-        wins = [" ; ".join(abstract_procedure(group.instruction, r)) for r in group.rollouts if r.success]
+        # a procedure that still holds literal numbers is this task's, not the situation's: not a skill
+        wins = [
+            " ; ".join(abstract_procedure(group.instruction, r))
+            for r in group.rollouts
+            if r.success and not re.search(r"\d", " ".join(abstract_procedure(group.instruction, r)))
+        ]
         losses = [abstract_procedure(group.instruction, r) for r in group.rollouts if not r.success]
+        lost = Counter(" ; ".join(p) for p in losses)
         watch = []
         if wins and losses:
             first_ok = {w.split(" ; ")[0] for w in wins}
@@ -187,6 +204,7 @@ class ProgrammaticSummarizer:
             situation=group.situation,
             ids=ids,
             variants=dict(Counter(wins)),
+            failed={p: n for p, n in lost.items() if not re.search(r"\d", p)},
             watch_out=watch,
         )
 
