@@ -72,6 +72,6 @@ def start_memory(name: str, settings: dict[str, Any] | None = None) -> Any:
         "max_concurrency": 16,
         "max_restarts": 0,
     }
-    actor = ray.remote(MemoryActor).options(**options).remote(settings or {})  # type: ignore[attr-defined]
+    actor: Any = ray.remote(MemoryActor).options(**options).remote(settings or {})
     ray.get(actor.ping.remote())
     return actor
