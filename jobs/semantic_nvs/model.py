@@ -30,6 +30,9 @@ RAY_CHANNELS = 6
 class SemanticEncoder(nn.Module):
     """Φ: RGB in [0, 1] → per-pixel features (`width` channels) → category logits."""
 
+    mean: torch.Tensor
+    scale: torch.Tensor
+
     def __init__(self, classes: int, width: int = 16) -> None:
         super().__init__()
         self.width = width

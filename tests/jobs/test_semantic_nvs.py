@@ -210,22 +210,25 @@ def test_analyze_checks_each_part_of_the_claim() -> None:
     assert not missing.holds and missing.checks == {"grid_complete": False}
 
 
-REDUCED = {"n_train": 400, "n_test": 48, "encoder_steps": 120, "steps": 200, "sample_steps": 8}
+REDUCED = {"n_train": 300, "n_test": 48, "encoder_steps": 100, "steps": 150, "batch_size": 16, "sample_steps": 6}
 
 
 @pytest.fixture(scope="module")
 def reduced_grid() -> pd.DataFrame:
     fixed = {**load_config("semantic_nvs").study.model_dump(), **REDUCED}
-    return grid_locally(SemanticNVSStudy(), fixed, {"variant": ["none", "alternating"], "seed": [0, 1]})
+    return grid_locally(SemanticNVSStudy(), fixed, {"variant": ["none", "warped"], "seed": [0, 1]})
 
 
 @pytest.mark.slow
 def test_claim_shape_on_a_reduced_grid(reduced_grid: pd.DataFrame) -> None:
+    """The part of the claim the default sweep reproduces on every seed (docs/study_semantic_nvs.md): warped semantic
+    features lower FD-local at the far distance, and FD-local grows with the camera distance."""
     assert (reduced_grid["status"] == "TERMINATED").all()
     assert {column(m, b) for m in PER_BIN for b in DISTANCES} <= set(reduced_grid)
     by = reduced_grid.set_index(["variant", "seed"])
-    for seed in (0, 1):  # the far-view FD-local gap, on every seed
-        assert by.loc[("alternating", seed), "fd_far"] < 0.95 * by.loc[("none", seed), "fd_far"]
+    for seed in (0, 1):
+        assert by.loc[("warped", seed), "fd_far"] < 0.95 * by.loc[("none", seed), "fd_far"]
+    assert by["fd_far"].mean() > by["fd_near"].mean()
     # the holes grow with the camera distance
     assert (reduced_grid[column("hole_fraction", "far")] > reduced_grid[column("hole_fraction", "near")]).all()
 
