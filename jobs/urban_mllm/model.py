@@ -1,11 +1,13 @@
 """The multimodal model: view encoders, the cross-view perceiver (or the plain projector), and a tiny Llama.
 
-- `ViewEncoder`: a conv stem per view type (satellite, street) turning a 16 × 16 image into 16 tokens (one per
-  4 × 4 patch) of width `vision_dim`, plus a learned position embedding per patch and a view-type embedding.
+- `ViewEncoder`: a conv stem per view type (satellite, street) turning a 16 × 16 image into 16 LayerNorm-ed tokens
+  (one per 4 × 4 patch) of width `vision_dim`, plus a learned position embedding per patch and a view-type embedding.
 - `CrossViewPerceiver` (latents K > 0): K learned latents; L blocks of `Z ← Z + CrossAttn(Z, inputs)`,
   `Z ← Z + SelfAttn(Z)`, `Z ← Z + MLP(Z)`; a street image's inputs are its own tokens *and* the tokens of the
   satellite tile it is shown with, so the latents model satellite ↔ street interactions explicitly. The K latents
-  are projected into the LLM's embedding space: K visual tokens per image.
+  are projected into the LLM's embedding space: K visual tokens per image. Both paths end in a LayerNorm, so the
+  visual tokens enter the LLM at unit scale whatever the stems' initial output scale (without it the random-init
+  stems' tokens barely varied across images and the LLM fell back to the answers' class priors).
 - `latents = 0` is the ablation: plain concatenation, each image's 16 tokens through a 2-layer MLP projector.
 - The language model is `transformers`' `LlamaForCausalLM` built from a tiny `LlamaConfig` (random init, no
   weights downloaded); image tokens enter as `inputs_embeds`. At paper scale the view encoders and the LLM would be
@@ -30,13 +32,14 @@ class ViewEncoder(nn.Module):
             nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.GELU(), nn.Conv2d(32, dim, 4, stride=4))
             for _ in (SAT, STREET)
         ])
+        self.norm = nn.LayerNorm(dim)
         self.position = nn.Parameter(torch.randn(2, PATCHES, dim) * 0.02)
         self.kind = nn.Parameter(torch.randn(2, 1, dim) * 0.02)
 
     def forward(self, images: torch.Tensor, kind: int) -> torch.Tensor:
-        """(B, 3, 16, 16) → (B, 16, dim)."""
-        tokens = self.stems[kind](images).flatten(2).transpose(1, 2)
-        return tokens + self.position[kind] + self.kind[kind]
+        """(B, 3, 16, 16) in [0, 1] → (B, 16, dim): centred pixels, conv stem, LayerNorm, position and view type."""
+        tokens = self.stems[kind]((images - 0.5) / 0.25).flatten(2).transpose(1, 2)
+        return self.norm(tokens) + self.position[kind] + self.kind[kind]
 
 
 class PerceiverBlock(nn.Module):
@@ -62,7 +65,7 @@ class CrossViewPerceiver(nn.Module):
         super().__init__()
         self.latents = nn.Parameter(torch.randn(latents, dim) * 0.02)
         self.blocks = nn.ModuleList([PerceiverBlock(dim, heads) for _ in range(blocks)])
-        self.out = nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, out_dim))
+        self.out = nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, out_dim), nn.LayerNorm(out_dim))
 
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
         """(B, N, dim) tokens of one image and its context → (B, K, out_dim)."""
@@ -82,7 +85,8 @@ class UrbanMLLM(nn.Module):
         if latents > 0:
             self.projector = CrossViewPerceiver(latents, vision_dim, hidden)
         else:
-            self.projector = nn.Sequential(nn.Linear(vision_dim, hidden), nn.GELU(), nn.Linear(hidden, hidden))
+            self.projector = nn.Sequential(nn.Linear(vision_dim, hidden), nn.GELU(), nn.Linear(hidden, hidden),
+                                           nn.LayerNorm(hidden))
         config = LlamaConfig(vocab_size=len(VOCAB), hidden_size=hidden, intermediate_size=2 * hidden,
                              num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=heads,
                              max_position_embeddings=max_positions, pad_token_id=VOCAB["<pad>"],
