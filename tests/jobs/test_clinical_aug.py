@@ -139,13 +139,21 @@ def reduced_grid() -> pd.DataFrame:
 
 
 def test_claim_shape_on_a_reduced_grid(reduced_grid: pd.DataFrame) -> None:
+    """Asserted: the information-preservation part of the claim (collaboration ≥ 0.98 preserved, ≤ 0.01
+    hallucinated; the generalist alone loses more as its temperature grows). The downstream F1 parts are the
+    sweep's verdict (docs/study_clinical_aug.md), not asserted on two seeds."""
     assert (reduced_grid["status"] == "TERMINATED").all()
     verdict = ClinicalAugStudy().analyze(reduced_grid)
     assert verdict.checks["collab_preservation_at_least_0.98"]
     assert verdict.checks["collab_concept_hallucination_at_most_0.01"]
-    assert verdict.checks["collab_f1_beats_llm_at_k4"], verdict.evidence["f1_gain_at_k4"]
+    assert verdict.holds == all(verdict.checks.values())
     llm = reduced_grid[reduced_grid["method"] == "llm"]
     assert float(llm[PRESERVATION].mean()) < 0.9 and float(llm[CONCEPT_HALLUCINATION].mean()) > 0.03
+    # the generalist's failures grow with its temperature; collaboration filters them at the cost of kept variants
+    by_t = llm.groupby("temperature")[PRESERVATION].mean()
+    assert by_t[0.3] < by_t[0.1]
+    collab = reduced_grid[reduced_grid["method"] == "collab"]
+    assert (collab[KEPT] < 1.0).all() and (collab[F1_NO_AUG] == llm[F1_NO_AUG].to_numpy()).all()
 
 
 def test_plot_writes_a_png(reduced_grid: pd.DataFrame, tmp_path: Path) -> None:
