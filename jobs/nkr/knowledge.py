@@ -63,6 +63,7 @@ def encode(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, corpus: l
     config = LoraConfig(r=settings.rank, lora_alpha=settings.alpha, target_modules=list(settings.targets),
                         lora_dropout=0.0, bias="none")
     nkr = get_peft_model(model, config)
+    assert isinstance(nkr, PeftModel)
     pad = tokenizer.pad_token_id
     assert pad is not None
     rows = []
