@@ -89,7 +89,7 @@ def embed(model: nn.Module, images: np.ndarray, batch: int = 512) -> Tensor:
     """Features `[N, D]` in eval mode."""
     model.eval()
     if len(images) == 0:
-        return torch.zeros(0, model.head.out_features)  # type: ignore[union-attr]
+        return torch.zeros(0, 0)
     return torch.cat([model(to_tensor(images[i : i + batch])) for i in range(0, len(images), batch)])
 
 

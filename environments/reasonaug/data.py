@@ -32,6 +32,6 @@ def build_arrays(world_seed: int, sizes: WorldSizes, judge_per_id: int = 8) -> d
 def write_arrays(path: Path, arrays: dict[str, np.ndarray]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.npz")
-    np.savez_compressed(tmp, **arrays)
+    np.savez_compressed(tmp, **arrays)  # type: ignore[arg-type]
     tmp.replace(path)
     return path

@@ -44,7 +44,7 @@ def _pieces(tokenizer_path: str) -> Any:
 
     def piece(token_id: int) -> str:
         if token_id not in cache:
-            cache[token_id] = tokenizer.decode([token_id], skip_special_tokens=True)
+            cache[token_id] = str(tokenizer.decode([token_id], skip_special_tokens=True))
         return cache[token_id]
 
     return piece

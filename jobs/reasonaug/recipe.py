@@ -62,7 +62,7 @@ def cache_root() -> Path:
 
 def prepare_reid(
     state_dir: Path, arrays: dict[str, np.ndarray], reid: ReIDSettings, seed: int, key: str, cache: bool
-) -> dict[str, float]:
+) -> dict[str, Any]:
     """The starting model (`initial.pt`), the judge (`reference.pt`) and round 0's metrics in `state_dir` (from the
     cache when `cache` and present); returns round 0's metrics."""
     state_dir.mkdir(parents=True, exist_ok=True)
