@@ -186,6 +186,8 @@ def reduced_grid() -> pd.DataFrame:
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="the cross-view gain is absent on the reduced grid (seed 0: 0.22 vs 0.21); "
+                   "not established at laptop scale, docs/study_urban_mllm.md")
 def test_claim_shape_on_a_reduced_grid(reduced_grid: pd.DataFrame) -> None:
     assert (reduced_grid["status"] == "TERMINATED").all()
     by = reduced_grid.set_index(["latents", "pretrain", "seed"])
