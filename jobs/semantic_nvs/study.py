@@ -77,13 +77,7 @@ class SemanticNVSParams(StudyParams):
     diffusion_steps: int = Field(200, ge=2, description="discrete noise levels of the cosine schedule")
     sample_steps: int = Field(15, ge=1, description="DDIM steps (η = 0)")
 
-    def resolved(self) -> SemanticNVSParams:
-        """At `scale: paper`, the notes' sizes wherever the config left the laptop default."""
-        if self.scale != "paper":
-            return self
-        defaults = SemanticNVSParams()
-        updates = {k: v for k, v in PAPER_SIZES.items() if getattr(self, k) == getattr(defaults, k)}
-        return self.model_copy(update=updates)
+    paper_sizes: ClassVar[dict[str, Any]] = PAPER_SIZES
 
 
 class SemanticNVSStudy:

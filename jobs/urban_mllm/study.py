@@ -67,13 +67,7 @@ class UrbanMLLMParams(StudyParams):
     lr: float = Field(2e-3, gt=0.0)
     n_eval: int = Field(300, ge=10, description="held-out questions per task")
 
-    def resolved(self) -> UrbanMLLMParams:
-        """At `scale: paper`, the notes' sizes wherever the config left the laptop default."""
-        if self.scale != "paper":
-            return self
-        defaults = UrbanMLLMParams()
-        updates = {k: v for k, v in PAPER_SIZES.items() if getattr(self, k) == getattr(defaults, k)}
-        return self.model_copy(update=updates)
+    paper_sizes: ClassVar[dict[str, Any]] = PAPER_SIZES
 
 
 class UrbanMLLMStudy:
