@@ -120,7 +120,7 @@ def reading_batch(rng: np.random.Generator, tokenizer: PreTrainedTokenizerBase, 
 
 def build_tiny_llama(spec: BaseSpec, vocab_size: int, pad_token_id: int) -> LlamaForCausalLM:
     """A randomly initialised Llama from `LlamaConfig` (no weights are downloaded)."""
-    config = LlamaConfig(
+    config = LlamaConfig(  # type: ignore[call-arg]
         vocab_size=vocab_size, hidden_size=spec.hidden_size, intermediate_size=spec.intermediate_size,
         num_hidden_layers=spec.num_layers, num_attention_heads=spec.num_heads, num_key_value_heads=spec.num_heads,
         max_position_embeddings=4096, pad_token_id=pad_token_id, bos_token_id=None, eos_token_id=None,

@@ -29,7 +29,7 @@ from raygent.jobs.nkr.video import COLOURS, OBJECTS, Question, Video, synthesise
 @dataclass(frozen=True)
 class DistilSettings:
     rank: int
-    alpha: float
+    alpha: int
     targets: tuple[str, ...]
     steps: int
     batch_size: int

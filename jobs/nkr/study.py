@@ -66,7 +66,7 @@ class NkrParams(StudyParams):
     frames: int = Field(600, ge=20, description="frames of the test video (one event per 10 frames)")
     descriptions: bool = Field(True, description="distil the dense descriptions too, not only the QA pairs")
     lora_rank: int = Field(8, ge=1)
-    lora_alpha: float = Field(16.0, gt=0)
+    lora_alpha: int = Field(16, gt=0)
     lora_targets: tuple[str, ...] = ("q_proj", "v_proj", "gate_proj", "up_proj", "down_proj")
     distil_steps: int = Field(400, ge=1)
     distil_batch: int = Field(32, ge=1)

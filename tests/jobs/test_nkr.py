@@ -14,11 +14,14 @@ from raygent.jobs.nkr.base import build_tokenizer, closed_prompt, context_prompt
 from raygent.jobs.nkr.knowledge import akd_corpus, retrieve, truncate
 from raygent.jobs.nkr.study import (
     ACC_CONTEXT,
+    ACC_CONTEXT_SHORT,
     ACC_NKR,
+    ACC_NKR_AGENT_FORM,
     ACC_NO_ADAPTER,
     ACC_RETRIEVAL,
     CONTEXT_COVERAGE,
     CONTEXT_FLOPS_PREFIX,
+    ENCODE_SECONDS,
     METRICS,
     NKR_FLOPS_PREFIX,
 )
@@ -91,6 +94,7 @@ def fake_results(nkr: tuple[float, ...], context: float = 0.4, flat: float = 1.0
         for budget, acc in zip((30, 100, 300), nkr, strict=True):
             rows.append({"status": "TERMINATED", "budget": budget, "seed": seed, ACC_NKR: acc, ACC_NO_ADAPTER: 0.25,
                          ACC_CONTEXT: context, ACC_RETRIEVAL: 0.5, CONTEXT_COVERAGE: 0.3,
+                         ACC_NKR_AGENT_FORM: acc, ACC_CONTEXT_SHORT: 0.8, ENCODE_SECONDS: 1.0,
                          f"{NKR_FLOPS_PREFIX}200": 1e6, f"{NKR_FLOPS_PREFIX}2000": 1e6 * flat,
                          f"{CONTEXT_FLOPS_PREFIX}200": 1e7, f"{CONTEXT_FLOPS_PREFIX}2000": 1e7 * growth})
     return pd.DataFrame(rows)
@@ -122,6 +126,7 @@ def reduced_grid(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
     return grid_locally(NkrStudy(), fixed, {"budget": [10, 120], "seed": [0, 1]})
 
 
+@pytest.mark.slow
 def test_claim_shape_on_a_reduced_grid(reduced_grid: pd.DataFrame) -> None:
     """What holds at laptop scale and is asserted: a query on the NKR costs the same FLOPs for a 100- and a
     1,000-frame video, reading the captions in context costs ≥ 3× more, and the verdict is the conjunction of its
@@ -138,6 +143,7 @@ def test_claim_shape_on_a_reduced_grid(reduced_grid: pd.DataFrame) -> None:
     assert (reduced_grid[CONTEXT_COVERAGE] < 1.0).all()  # the long-video regime: captions exceed the window
 
 
+@pytest.mark.slow
 def test_plot_writes_a_png(reduced_grid: pd.DataFrame, tmp_path: Path) -> None:
     path = tmp_path / "nkr.png"
     NkrStudy().plot(reduced_grid, path)
