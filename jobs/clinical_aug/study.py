@@ -73,12 +73,7 @@ class ClinicalAugParams(StudyParams):
                                      description="the generalist: built as (temperature=...)")
     expert: ClassFactory = Field("raygent.jobs.clinical_aug.augment:Expert", description="the expert: built as ()")
 
-    def resolved(self) -> ClinicalAugParams:
-        if self.scale != "paper":
-            return self
-        defaults = ClinicalAugParams()
-        updates = {k: v for k, v in PAPER_SIZES.items() if getattr(self, k) == getattr(defaults, k)}
-        return self.model_copy(update=updates)
+    paper_sizes: ClassVar[dict[str, Any]] = PAPER_SIZES
 
 
 def classify(train_texts: list[str], train_labels: list[int], test_texts: list[str], test_labels: list[int],

@@ -85,13 +85,7 @@ class NkrParams(StudyParams):
     pretrain_batch: int = Field(24, ge=1)
     pretrain_lr: float = Field(3e-3, gt=0)
 
-    def resolved(self) -> NkrParams:
-        """At `scale: paper`, the notes' sizes wherever the config left the laptop default."""
-        if self.scale != "paper":
-            return self
-        defaults = NkrParams()
-        updates = {k: v for k, v in PAPER_SIZES.items() if getattr(self, k) == getattr(defaults, k)}
-        return self.model_copy(update=updates)
+    paper_sizes: ClassVar[dict[str, Any]] = PAPER_SIZES
 
     def base_spec(self) -> BaseSpec:
         return BaseSpec(hidden_size=self.base_hidden, num_layers=self.base_layers, num_heads=self.base_heads,
