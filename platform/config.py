@@ -440,6 +440,22 @@ def _did_you_mean(word: str, candidates: Sequence[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+def check_known_keys(where: str, given: Mapping[str, Any], allowed: Sequence[str]) -> None:
+    """Raises `ValueError` naming the first key of `given` not in `allowed`, with a "did you mean" (a job's
+    free-form `kwargs` sections, checked in its settings' validators)."""
+    for key in given:
+        if key not in allowed:
+            raise ValueError(
+                f"{where}.{key}: unknown key{_did_you_mean(key, allowed)}; expected one of: {', '.join(allowed)}"
+            )
+
+
+def first_error(exc: ValidationError) -> str:
+    """`dotted.location: message` of a validation error's first error."""
+    error = exc.errors()[0]
+    return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
+
+
 def _fields_at(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
     """The keys allowed in the mapping found at `loc` inside `model` (through nested models and dicts)."""
     current: Any = model

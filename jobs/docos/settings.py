@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,6 +10,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from raygent.jobs.docos.loop import DocLoopSettings
 from raygent.jobs.docos.tasks import VARIANTS
+from raygent.platform.config import check_known_keys
 from raygent.platform.rl.settings import AgentRunConfig, EnvSettings, RolloutSettings, Section
 
 LOOP = "raygent.jobs.docos.loop:DocLoop"
@@ -27,17 +27,9 @@ TASK_KWARGS = (
 )
 
 
-def _known(where: str, given: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
-    for key in given:
-        if key not in allowed:
-            close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(f"{where}.{key}: unknown key{hint}; expected one of: {', '.join(allowed)}")
-
-
 def check_task_kwargs(value: Mapping[str, Any]) -> None:
     """DocOS's task keyword arguments (`tasks.docos_tasks`): known keys, a known variant, shares in [0, 1]."""
-    _known("task_kwargs", value, TASK_KWARGS)
+    check_known_keys("task_kwargs", value, TASK_KWARGS)
     if "docs" in value and value["docs"] not in VARIANTS:
         raise ValueError(f"task_kwargs.docs: expected one of {', '.join(VARIANTS)}, got {value['docs']!r}")
     for key in ("default_share", "none_share"):

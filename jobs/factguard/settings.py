@@ -4,7 +4,6 @@ key, before Ray starts)."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,6 +12,7 @@ from pydantic import ValidationError, field_validator, model_validator
 from raygent.environments.factguard.agent import LoopSettings
 from raygent.environments.factguard.tasks import check_mix
 from raygent.environments.factguard.tools import check_budgets
+from raygent.platform.config import check_known_keys, first_error
 from raygent.platform.rl.reward import RewardSettings
 from raygent.platform.rl.settings import AgentRunConfig, EnvSettings, RolloutSettings
 from raygent.rewards.decision_aware import DecisionCosts
@@ -24,24 +24,11 @@ TASK_KWARGS = ("mix", "frames", "world_seed", "tools")
 ENV_KWARGS = ("max_turns", "budgets")
 
 
-def _known(where: str, given: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
-    for key in given:
-        if key not in allowed:
-            close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(f"{where}.{key}: unknown key{hint}; expected one of: {', '.join(allowed)}")
-
-
-def _first_error(exc: ValidationError) -> str:
-    error = exc.errors()[0]
-    return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
-
-
 class FactGuardEnvSettings(EnvSettings):
     @field_validator("task_kwargs")
     @classmethod
     def _task_kwargs(cls, value: dict[str, Any]) -> dict[str, Any]:
-        _known("task_kwargs", value, TASK_KWARGS)
+        check_known_keys("task_kwargs", value, TASK_KWARGS)
         if "mix" in value:
             if not isinstance(value["mix"], Mapping):
                 raise ValueError("task_kwargs.mix: expected a mapping of kind -> share, e.g. {claim: 0.4, ...}")
@@ -55,7 +42,7 @@ class FactGuardEnvSettings(EnvSettings):
     @field_validator("kwargs")
     @classmethod
     def _env_kwargs(cls, value: dict[str, Any]) -> dict[str, Any]:
-        _known("kwargs", value, ENV_KWARGS)
+        check_known_keys("kwargs", value, ENV_KWARGS)
         if "max_turns" in value and (not isinstance(value["max_turns"], int) or value["max_turns"] < 1):
             raise ValueError(f"kwargs.max_turns: expected an integer >= 1, got {value['max_turns']!r}")
         if "budgets" in value:
@@ -70,7 +57,7 @@ class FactGuardRolloutSettings(RolloutSettings):
             try:
                 LoopSettings.model_validate(self.agent_kwargs)
             except ValidationError as exc:
-                raise ValueError(f"agent_kwargs.{_first_error(exc)}") from None
+                raise ValueError(f"agent_kwargs.{first_error(exc)}") from None
         return self
 
 
@@ -78,11 +65,11 @@ class FactGuardRewardSettings(RewardSettings):
     @model_validator(mode="after")
     def _costs(self) -> FactGuardRewardSettings:
         if self.entry in (DECISION_AWARE, OUTCOME_ONLY):
-            _known("kwargs", self.kwargs, tuple(DecisionCosts.model_fields))
+            check_known_keys("kwargs", self.kwargs, tuple(DecisionCosts.model_fields))
             try:
                 DecisionCosts.model_validate(self.kwargs)
             except ValidationError as exc:
-                raise ValueError(f"kwargs.{_first_error(exc)}") from None
+                raise ValueError(f"kwargs.{first_error(exc)}") from None
         return self
 
 

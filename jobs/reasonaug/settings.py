@@ -3,13 +3,12 @@ time, and its own `reasonaug` section. A bad key or value exits 2 naming it, bef
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from raygent.environments.reasonaug.tasks import TASK_KWARGS
+from raygent.platform.config import check_known_keys, first_error
 from raygent.platform.rl.reward import RewardSettings
 from raygent.platform.rl.settings import AgentRunConfig, EnvSettings
 from raygent.rewards.reasonaug import MAGRSettings
@@ -21,24 +20,11 @@ VARIANTS = ("closed", "nogate", "open", "random", "none")
 Variant = Literal["closed", "nogate", "open", "random", "none"]
 
 
-def _known(where: str, given: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
-    for key in given:
-        if key not in allowed:
-            close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(f"{where}.{key}: unknown key{hint}; expected one of: {', '.join(allowed)}")
-
-
-def _first_error(exc: ValidationError) -> str:
-    error = exc.errors()[0]
-    return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
-
-
 class ReasonAugEnvSettings(EnvSettings):
     @field_validator("task_kwargs")
     @classmethod
     def _task_kwargs(cls, value: dict[str, Any]) -> dict[str, Any]:
-        _known("task_kwargs", value, TASK_KWARGS)
+        check_known_keys("task_kwargs", value, TASK_KWARGS)
         for key in TASK_KWARGS:
             if key == "recolour" or key not in value:
                 continue
@@ -57,7 +43,7 @@ class ReasonAugEnvSettings(EnvSettings):
     @field_validator("kwargs")
     @classmethod
     def _env_kwargs(cls, value: dict[str, Any]) -> dict[str, Any]:
-        _known("kwargs", value, ENV_KWARGS)
+        check_known_keys("kwargs", value, ENV_KWARGS)
         if "instruction" in value and value["instruction"] not in ("policy", "random"):
             raise ValueError(f"kwargs.instruction: expected 'policy' or 'random', got {value['instruction']!r}")
         return value
@@ -70,11 +56,11 @@ class ReasonAugRewardSettings(RewardSettings):
             raise ValueError(f"entry: ReasonAug's loop lives in its reward model; expected {MAGR_ENTRY!r}")
         if self.num_actors != 1:
             raise ValueError("num_actors: MAGR owns the ReID model of the closed loop, so it runs in exactly 1 actor")
-        _known("kwargs", self.kwargs, tuple(MAGRSettings.model_fields))
+        check_known_keys("kwargs", self.kwargs, tuple(MAGRSettings.model_fields))
         try:
             MAGRSettings.model_validate(self.kwargs)
         except ValidationError as exc:
-            raise ValueError(f"kwargs.{_first_error(exc)}") from None
+            raise ValueError(f"kwargs.{first_error(exc)}") from None
         return self
 
 
