@@ -23,17 +23,15 @@ numbers llama.cpp would multiply with (in its own kernels), with no second round
 
 from __future__ import annotations
 
-import fcntl
 import importlib.metadata
 import json
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import torch
 from pydantic import BaseModel, ConfigDict
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, GenerationConfig
+
+from raygent.policies.cache import build_once, cache_root
 
 CONVERTED_MARKER = "raygent_pretrained.json"
 """Written last into a converted directory: its presence means the conversion finished."""
@@ -63,11 +61,6 @@ PRETRAINED: dict[str, PretrainedPreset] = {
 
 class PretrainedError(ValueError):
     """A pretrained preset's file cannot be found or converted."""
-
-
-def cache_root() -> Path:
-    """`$RAYGENT_CACHE`, default `~/.cache/raygent` (the root the web agent's demonstration cache uses too)."""
-    return Path(os.environ.get("RAYGENT_CACHE") or Path.home() / ".cache" / "raygent").expanduser()
 
 
 def get_pretrained(name: str) -> PretrainedPreset:
@@ -110,30 +103,14 @@ def pretrained_dir(name: str, cache: str | Path | None = None) -> Path:
     if (directory / CONVERTED_MARKER).is_file():
         return directory
     source = gguf_path(name)
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    with open(directory.parent / f".{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            if not (directory / CONVERTED_MARKER).is_file():
-                _convert(name, source, directory)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-    return directory
 
-
-def _convert(name: str, source: Path, directory: Path) -> None:
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=directory.parent))
-    try:
+    def convert(staging: Path) -> None:
         save_gguf_as_checkpoint(source, staging)
         (staging / CONVERTED_MARKER).write_text(
             json.dumps({"preset": name, "source": source.name, "source_bytes": source.stat().st_size}, indent=2) + "\n"
         )
-        if directory.exists():  # an unfinished directory from an older layout: replace it
-            shutil.rmtree(directory)
-        os.replace(staging, directory)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+
+    return build_once(directory, convert, done=CONVERTED_MARKER)
 
 
 def save_gguf_as_checkpoint(source: Path, directory: Path) -> Path:

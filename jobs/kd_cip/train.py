@@ -7,14 +7,12 @@ and an advisory `flock` makes a second concurrent trial wait for the first inste
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
 import math
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +24,7 @@ from raygent.jobs.kd_cip.cip import CIPSpec, complex_interaction_penalty
 from raygent.jobs.kd_cip.data import Split
 from raygent.jobs.kd_cip.distill import Method, cross_entropy, distillation_loss
 from raygent.jobs.kd_cip.models import classifier_reward_fn
+from raygent.policies.cache import file_lock
 
 CACHE_VERSION = 1
 
@@ -171,16 +170,6 @@ def default_cache_dir() -> Path:
     return Path(tempfile.gettempdir()) / "raygent_kd_cip_teachers"
 
 
-@contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
-    with open(path, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def cached_model(
     key: str, build: Callable[[], nn.Module], fit: Callable[[nn.Module], None], cache_dir: Path
 ) -> tuple[nn.Module, bool]:
@@ -188,7 +177,7 @@ def cached_model(
     cache_dir.mkdir(parents=True, exist_ok=True)
     target = cache_dir / f"teacher_{key}.pt"
     model = build()
-    with _file_lock(cache_dir / f"teacher_{key}.lock"):
+    with file_lock(cache_dir / f"teacher_{key}.lock"):
         if target.exists():
             model.load_state_dict(torch.load(target, weights_only=True))
             model.eval()

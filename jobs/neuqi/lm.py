@@ -11,15 +11,9 @@ WikiText-2/C4; here a 2-layer, 128-wide Llama is trained for a few hundred steps
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
 import math
-import os
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import torch
@@ -34,8 +28,8 @@ from transformers import (
 )
 
 from raygent.jobs.neuqi.corpus import build_tokenizer, generate_text
+from raygent.policies.cache import build_once, cache_root
 
-DEFAULT_CACHE = Path("~/.cache/raygent/neuqi")
 CACHE_VERSION = 1  # bump when the corpus or the training code changes, so stale cached models are not reused
 
 
@@ -133,42 +127,16 @@ def train_tiny_lm(spec: TinyLMSpec, out_dir: Path) -> list[float]:
     return losses
 
 
-@contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
-    with open(path, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def cached_tiny_lm(spec: TinyLMSpec, cache_dir: str | Path | None = None) -> Path:
-    """The directory of the tiny LM for `spec`, training it only if no trial has done so yet.
+    """The directory of the tiny LM for `spec`, training it only if no trial has done so yet (safe for concurrent
+    trials: `raygent.policies.cache.build_once`)."""
 
-    Safe for concurrent trials: a lock file serialises training of the same key (the second trial waits and
-    then reads the result), and the model is written to a temporary directory that is renamed into place,
-    so a reader never sees a half-written checkpoint even without the lock (e.g. on a shared file system).
-    """
-    root = Path(cache_dir or DEFAULT_CACHE).expanduser()
-    root.mkdir(parents=True, exist_ok=True)
-    final = root / spec.key()
-    if (final / "config.json").exists():
-        return final
-    with _file_lock(root / f"{spec.key()}.lock"):
-        if (final / "config.json").exists():
-            return final
-        tmp = Path(tempfile.mkdtemp(prefix=f".{spec.key()}-", dir=root))
-        try:
-            train_tiny_lm(spec, tmp)
-            (tmp / "spec.json").write_text(spec.model_dump_json())
-            os.rename(tmp, final)
-        except OSError:
-            if not (final / "config.json").exists():  # not a lost race with a lock-less writer
-                raise
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)  # a no-op after a successful rename
-    return final
+    def build(out_dir: Path) -> None:
+        train_tiny_lm(spec, out_dir)
+        (out_dir / "spec.json").write_text(spec.model_dump_json())
+
+    root = Path(cache_dir).expanduser() if cache_dir else cache_root("neuqi")
+    return build_once(root / spec.key(), build, done="spec.json")
 
 
 def load_lm(path: str | Path, device: str = "cpu") -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:

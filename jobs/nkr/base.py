@@ -13,15 +13,9 @@ Prompt formats (plain text, so a real tokenizer reads them too):
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
 import math
-import os
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -41,8 +35,8 @@ from transformers import (
 )
 
 from raygent.jobs.nkr.video import TEMPLATES, question, reading_example, vocabulary
+from raygent.policies.cache import build_once, cache_root
 
-DEFAULT_CACHE = Path("~/.cache/raygent/nkr")
 CACHE_VERSION = 1  # bump when the generator, the formats or the pre-training code change
 IGNORE = -100
 
@@ -169,37 +163,16 @@ def pretrain(spec: BaseSpec, out_dir: Path) -> list[float]:
     return losses
 
 
-@contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
-    with open(path, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def cached_base(spec: BaseSpec, cache_dir: str | Path | None = None) -> Path:
     """The directory of the pre-trained backbone for `spec`, pre-training it only if no trial has done so yet
-    (a lock file serialises concurrent trials; the model is written to a temporary directory, then renamed)."""
-    root = Path(cache_dir or os.environ.get("RAYGENT_CACHE", "") or DEFAULT_CACHE).expanduser()
-    if os.environ.get("RAYGENT_CACHE") and not cache_dir:
-        root = root / "nkr"
-    root.mkdir(parents=True, exist_ok=True)
-    final = root / spec.key()
-    if (final / "config.json").exists():
-        return final
-    with _file_lock(root / f"{spec.key()}.lock"):
-        if (final / "config.json").exists():
-            return final
-        tmp = Path(tempfile.mkdtemp(prefix=f".{spec.key()}-", dir=root))
-        try:
-            pretrain(spec, tmp)
-            (tmp / "spec.json").write_text(spec.model_dump_json())
-            os.rename(tmp, final)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)  # a no-op after a successful rename
-    return final
+    (safe for concurrent trials: `raygent.policies.cache.build_once`)."""
+
+    def build(out_dir: Path) -> None:
+        pretrain(spec, out_dir)
+        (out_dir / "spec.json").write_text(spec.model_dump_json())
+
+    root = Path(cache_dir).expanduser() if cache_dir else cache_root("nkr")
+    return build_once(root / spec.key(), build, done="spec.json")
 
 
 def load_base(path: str | Path) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:

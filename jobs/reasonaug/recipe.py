@@ -40,6 +40,7 @@ from raygent.platform.config import JobConfig
 from raygent.platform.rl.initial import agent_sections, initial_model
 from raygent.platform.rl.report import write_report
 from raygent.platform.rl.trainer import AgentTrainer
+from raygent.policies.cache import cache_root
 from raygent.rewards.reasonaug import (
     CALLS_FILE,
     INITIAL_FILE,
@@ -56,17 +57,13 @@ ROUND0_FILE = "round0.json"
 RESULTS_FILE = "reasonaug.json"
 
 
-def cache_root() -> Path:
-    return Path(os.environ.get("RAYGENT_CACHE", Path.home() / ".cache" / "raygent")) / "reasonaug"
-
-
 def prepare_reid(
     state_dir: Path, arrays: dict[str, np.ndarray], reid: ReIDSettings, seed: int, key: str, cache: bool
 ) -> dict[str, Any]:
     """The starting model (`initial.pt`), the judge (`reference.pt`) and round 0's metrics in `state_dir` (from the
     cache when `cache` and present); returns round 0's metrics."""
     state_dir.mkdir(parents=True, exist_ok=True)
-    cached = cache_root() / key
+    cached = cache_root("reasonaug", key)
     names = (INITIAL_FILE, REFERENCE_FILE, ROUND0_FILE)
     if not all((state_dir / n).exists() for n in names):
         if cache and all((cached / n).exists() for n in names):

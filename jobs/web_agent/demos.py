@@ -40,6 +40,7 @@ from raygent.environments.web.server import ui_spec
 from raygent.jobs.web_agent.env import release_thread_browser, thread_browser
 from raygent.jobs.web_agent.observation import compact
 from raygent.platform.contracts import Task
+from raygent.policies.cache import cache_root as shared_cache_root
 
 Turns = list[tuple[str, str]]
 BLIND_LOOKS = ("wait()", 'hotkey("Escape")')
@@ -52,8 +53,7 @@ RECORD_ATTEMPTS = 2
 
 
 def cache_root() -> Path:
-    base = os.environ.get("RAYGENT_CACHE") or str(Path.home() / ".cache" / "raygent")
-    return Path(base) / "web_agent" / "demos"
+    return shared_cache_root("web_agent", "demos")
 
 
 @lru_cache(maxsize=16)

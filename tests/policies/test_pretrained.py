@@ -25,13 +25,13 @@ from raygent.platform.rl.settings import PolicySettings
 from raygent.policies.backends import InferenceBackend, SamplingParams, make_backend
 from raygent.policies.backends.base import Completion
 from raygent.policies.backends.hf import HFBackend
+from raygent.policies.cache import cache_root
 from raygent.policies.loading import PolicyLoadError, check_model_reference, load_policy, resolve_model
 from raygent.policies.presets import build_tiny_model
 from raygent.policies.pretrained import (
     CONVERTED_MARKER,
     PRETRAINED,
     PretrainedError,
-    cache_root,
     gguf_path,
     pretrained_dir,
 )
