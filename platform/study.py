@@ -15,6 +15,7 @@ A study is a small class in `jobs/<paper>/` with:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, Self, runtime_checkable
 
@@ -69,3 +70,32 @@ class TuneStudy(Protocol):
     def analyze(self, results: pd.DataFrame) -> Verdict: ...
 
     def plot(self, results: pd.DataFrame, path: Path) -> None: ...
+
+
+# Helpers every study's `analyze` uses: which trials finished, and mean ± spread over seeds.
+
+
+def completed(results: pd.DataFrame, required: Sequence[str], metrics: Iterable[str] = ()) -> pd.DataFrame:
+    """The trials that finished (status TERMINATED) with every `required` column set; `metrics` cast to float.
+
+    Empty (with the same columns) when no trial reported a required column at all."""
+    if results.empty or any(name not in results for name in required):
+        return results.iloc[0:0]
+    done = results[results["status"] == "TERMINATED"].dropna(subset=list(required))
+    return done.astype({name: float for name in metrics if name in done})
+
+
+def mean_std(frame: pd.DataFrame, column: str) -> dict[str, float]:
+    """`{"mean", "std"}` of a column over the frame's trials (population std: the spread of these seeds)."""
+    values = frame[column].astype(float)
+    return {"mean": float(values.mean()), "std": float(values.std(ddof=0))}
+
+
+def summarize(frame: pd.DataFrame, columns: Iterable[str]) -> dict[str, dict[str, float]]:
+    """`mean_std` of each column."""
+    return {column: mean_std(frame, column) for column in columns}
+
+
+def by_seed(frame: pd.DataFrame, column: str) -> dict[str, float]:
+    """The column's mean per seed (keys are the seeds as strings, for JSON)."""
+    return {str(int(seed)): float(value) for seed, value in frame.groupby("seed")[column].mean().items()}

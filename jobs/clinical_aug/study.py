@@ -33,7 +33,7 @@ from raygent.jobs.clinical_aug.augment import augment
 from raygent.jobs.clinical_aug.notes import make_notes
 from raygent.platform import session
 from raygent.platform.config import entry_validator, load_entry
-from raygent.platform.study import StudyParams, Verdict
+from raygent.platform.study import StudyParams, Verdict, by_seed, completed, mean_std
 
 F1 = "f1"
 F1_NO_AUG = "f1_no_aug"
@@ -46,6 +46,8 @@ TOKEN_HALLUCINATION = "token_hallucination"
 KEPT = "kept_fraction"
 AUGMENTED = "augmented_notes"
 REPAIR_ROUNDS = "repair_rounds_used"
+REQUIRED = (F1, F1_NO_AUG)
+"""The columns a trial must have reported to count as completed."""
 METRICS = (F1, F1_NO_AUG, F1_GAIN, ACCURACY, AUROC, PRESERVATION, CONCEPT_HALLUCINATION, TOKEN_HALLUCINATION,
            KEPT, AUGMENTED, REPAIR_ROUNDS)
 MIN_PRESERVATION = 0.98
@@ -134,7 +136,7 @@ class ClinicalAugStudy:
         })
 
     def analyze(self, results: pd.DataFrame) -> Verdict:
-        done = _completed(results)
+        done = completed(results, REQUIRED, METRICS)
         evidence: dict[str, Any] = {"trials_completed": len(done), "trials_failed": len(results) - len(done)}
         methods = set(done["method"]) if not done.empty else set()
         at_k = done[done["k"] == CLAIM_K] if not done.empty else done
@@ -163,11 +165,11 @@ class ClinicalAugStudy:
             checks["collab_gain_stable_within_1pt"] = abs(collab_gain[high] - collab_gain[low]) <= STABLE_WITHIN
         evidence.update({
             "seeds": sorted(int(s) for s in done["seed"].unique()),
-            "f1_no_aug": _mean_std(done.drop_duplicates("seed"), F1_NO_AUG),
-            "f1_gain_at_k4": {m: {f"{t:g}": _mean_std(at_k[(at_k["method"] == m) & (at_k["temperature"] == t)],
+            "f1_no_aug": mean_std(done.drop_duplicates("seed"), F1_NO_AUG),
+            "f1_gain_at_k4": {m: {f"{t:g}": mean_std(at_k[(at_k["method"] == m) & (at_k["temperature"] == t)],
                                                      F1_GAIN) for t in temperatures}
                               for m in sorted(set(at_k["method"]))},
-            "f1_gain_per_seed_at_k4": {m: {f"{t:g}": _by_seed(at_k[(at_k["method"] == m) & (at_k["temperature"] == t)],
+            "f1_gain_per_seed_at_k4": {m: {f"{t:g}": by_seed(at_k[(at_k["method"] == m) & (at_k["temperature"] == t)],
                                                              F1_GAIN) for t in temperatures}
                                        for m in sorted(set(at_k["method"]))},
             "f1_gain_by_k": {m: {f"{t:g}": {str(int(k)): float(f[F1_GAIN].mean()) for k, f in
@@ -177,10 +179,10 @@ class ClinicalAugStudy:
             "augmentation_quality": {m: {f"{t:g}": {col: float(f[col].mean()) for col in (
                 PRESERVATION, CONCEPT_HALLUCINATION, TOKEN_HALLUCINATION, KEPT)} for t, f in
                 done[done["method"] == m].groupby("temperature")} for m in sorted(methods)},
-            "llm_preservation": _mean_std(llm, PRESERVATION),
-            "llm_concept_hallucination": _mean_std(llm, CONCEPT_HALLUCINATION),
-            "collab_preservation": _mean_std(collab, PRESERVATION),
-            "collab_concept_hallucination": _mean_std(collab, CONCEPT_HALLUCINATION),
+            "llm_preservation": mean_std(llm, PRESERVATION),
+            "llm_concept_hallucination": mean_std(llm, CONCEPT_HALLUCINATION),
+            "collab_preservation": mean_std(collab, PRESERVATION),
+            "collab_concept_hallucination": mean_std(collab, CONCEPT_HALLUCINATION),
         })
         return Verdict(claim=self.claim, holds=all(checks.values()), evidence=evidence,
                        checks={k: bool(v) for k, v in checks.items()})
@@ -191,7 +193,7 @@ class ClinicalAugStudy:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        done = _completed(results)
+        done = completed(results, REQUIRED, METRICS)
         temperatures = sorted(float(t) for t in done["temperature"].unique())
         fig, axes = plt.subplots(1, len(temperatures) + 1, figsize=(4.2 * (len(temperatures) + 1), 4.0))
         colours = {"eda": "tab:gray", "llm": "tab:orange", "collab": "tab:blue"}
@@ -199,7 +201,7 @@ class ClinicalAugStudy:
             for method in sorted(set(done["method"])):
                 rows = done[(done["method"] == method) & (done["temperature"] == t)]
                 ks = sorted(int(k) for k in rows["k"].unique())
-                stats = [_mean_std(rows[rows["k"] == k], F1_GAIN) for k in ks]
+                stats = [mean_std(rows[rows["k"] == k], F1_GAIN) for k in ks]
                 ax.errorbar([0, *ks], [0.0] + [100 * s["mean"] for s in stats],
                             yerr=[0.0] + [100 * s["std"] for s in stats], fmt="o-", capsize=3,
                             color=colours.get(method), label=method)
@@ -227,19 +229,3 @@ class ClinicalAugStudy:
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, dpi=120)
         plt.close(fig)
-
-
-def _completed(results: pd.DataFrame) -> pd.DataFrame:
-    if results.empty or F1 not in results:
-        return results.iloc[0:0]
-    done = results[results["status"] == "TERMINATED"].dropna(subset=[F1, F1_NO_AUG])
-    return done.astype({name: float for name in METRICS if name in done})
-
-
-def _mean_std(frame: pd.DataFrame, column: str) -> dict[str, float]:
-    values = frame[column].astype(float)
-    return {"mean": float(values.mean()), "std": float(values.std(ddof=0))}
-
-
-def _by_seed(frame: pd.DataFrame, column: str) -> dict[str, float]:
-    return {str(int(seed)): float(value) for seed, value in frame.groupby("seed")[column].mean().items()}

@@ -26,7 +26,7 @@ from raygent.jobs.four_rc.model import FourRC
 from raygent.jobs.four_rc.scenes import make_clips
 from raygent.jobs.four_rc.train import TrainSettings, costs, evaluate, train
 from raygent.platform import session
-from raygent.platform.study import StudyParams, Verdict
+from raygent.platform.study import StudyParams, Verdict, by_seed, completed, summarize
 
 EPE_INTEGER = "epe_integer"
 EPE_FRACTIONAL = "epe_fractional"
@@ -37,6 +37,8 @@ QUERY_TIME_RATIO = "query_time_ratio"
 TRAIN_SECONDS = "train_seconds"
 FINAL_LOSS = "final_loss"
 OFFSET_PREFIX = "epe_offset_"
+REQUIRED = (EPE_INTEGER, EPE_FRACTIONAL, QUERY_FLOP_RATIO)
+"""The columns a trial must have reported to count as completed."""
 METRICS = (EPE_INTEGER, EPE_FRACTIONAL, EPE_DYNAMIC, FRACTIONAL_RATIO, QUERY_FLOP_RATIO, QUERY_TIME_RATIO,
            TRAIN_SECONDS, FINAL_LOSS)
 FRACTIONAL_LIMIT = 1.5
@@ -106,15 +108,14 @@ class FourRCStudy:
         })
 
     def analyze(self, results: pd.DataFrame) -> Verdict:
-        done = _completed(results)
+        done = completed(results, REQUIRED, METRICS)
         evidence: dict[str, Any] = {"trials_completed": len(done), "trials_failed": len(results) - len(done)}
         variants = {v: done[done["variant"] == v] for v in ("factorised", "direct")}
         if any(frame.empty for frame in variants.values()):
             evidence["missing_variants"] = [v for v, frame in variants.items() if frame.empty]
             return Verdict(claim=self.claim, holds=False, evidence=evidence, checks={"grid_complete": False})
         factorised = variants["factorised"]
-        summary = {v: {column: {"mean": float(frame[column].mean()), "std": float(frame[column].std(ddof=0))}
-                       for column in METRICS} for v, frame in variants.items()}
+        summary = {v: summarize(frame, METRICS) for v, frame in variants.items()}
         checks = {
             "factorised_beats_direct": summary["factorised"][EPE_INTEGER]["mean"] < summary["direct"][EPE_INTEGER][
                 "mean"],
@@ -124,7 +125,7 @@ class FourRCStudy:
         evidence.update({
             "seeds": sorted(int(s) for s in done["seed"].unique()),
             "summary": summary,
-            "epe_integer_per_seed": {v: _by_seed(frame, EPE_INTEGER) for v, frame in variants.items()},
+            "epe_integer_per_seed": {v: by_seed(frame, EPE_INTEGER) for v, frame in variants.items()},
             "epe_gain_vs_direct": 1.0 - summary["factorised"][EPE_INTEGER]["mean"] / summary["direct"][EPE_INTEGER][
                 "mean"],
             "epe_by_offset": {v: _offset_curve(frame) for v, frame in variants.items()},
@@ -139,7 +140,7 @@ class FourRCStudy:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        done = _completed(results)
+        done = completed(results, REQUIRED, METRICS)
         fig, (ax, ax_cost) = plt.subplots(1, 2, figsize=(11.0, 4.0), gridspec_kw={"width_ratios": [2, 1]})
         for variant, colour in (("factorised", "tab:blue"), ("direct", "tab:orange")):
             rows = done[done["variant"] == variant]
@@ -174,17 +175,6 @@ def offset_column(offset: float) -> str:
 
 def _offset(column: str) -> float:
     return float(column[len(OFFSET_PREFIX):].replace("p", "."))
-
-
-def _completed(results: pd.DataFrame) -> pd.DataFrame:
-    if results.empty or EPE_INTEGER not in results:
-        return results.iloc[0:0]
-    done = results[results["status"] == "TERMINATED"].dropna(subset=[EPE_INTEGER, EPE_FRACTIONAL, QUERY_FLOP_RATIO])
-    return done.astype({name: float for name in METRICS if name in done})
-
-
-def _by_seed(frame: pd.DataFrame, column: str) -> dict[str, float]:
-    return {str(int(seed)): float(value) for seed, value in frame.groupby("seed")[column].mean().items()}
 
 
 def _offset_curve(frame: pd.DataFrame) -> dict[str, float]:

@@ -27,7 +27,7 @@ from raygent.jobs.mise_gnn.metrics import AUG_EDGES, EDGES, REL_L2, SPEARMAN, TR
 from raygent.jobs.mise_gnn.model import DualHeadMeshGNN
 from raygent.jobs.mise_gnn.train import MeshGraph, Normalizer, TrainSettings, evaluate, make_graphs, train
 from raygent.platform import session
-from raygent.platform.study import StudyParams, Verdict
+from raygent.platform.study import StudyParams, Verdict, by_seed
 
 METHODS = ("plain", "random", "mise")
 
@@ -149,7 +149,7 @@ class MiseGnnStudy:
             "default_rho": rho,
             "default_num_scales": scales,
             "rel_l2_mean": means,
-            "rel_l2_per_seed": {m: _by_seed(f, REL_L2) for m, f in per_method.items()},
+            "rel_l2_per_seed": {m: by_seed(f, REL_L2) for m, f in per_method.items()},
             "gain_vs_plain": gain,
             "spearman_mean": {m: float(f[SPEARMAN].mean()) for m, f in per_method.items() if len(f)},
             "edges_mean": {m: float(f[EDGES].mean()) for m, f in per_method.items() if len(f)},
@@ -201,10 +201,6 @@ def _default_setting(results: pd.DataFrame) -> tuple[float, int]:
     rho = min(rhos, key=lambda r: (abs(r - defaults.rho), r))
     scale = min(scales, key=lambda s: (abs(s - defaults.num_scales), s))
     return rho, scale
-
-
-def _by_seed(frame: pd.DataFrame, column: str) -> dict[str, float]:
-    return {str(int(seed)): float(value) for seed, value in frame.groupby("seed")[column].mean().items()}
 
 
 def _grid_table(results: pd.DataFrame) -> list[dict[str, Any]]:

@@ -33,7 +33,7 @@ from raygent.jobs.nkr.base import BaseSpec, cached_base, closed_prompt, context_
 from raygent.jobs.nkr.knowledge import DistilSettings, accuracy, akd_corpus, encode, prefill_cost
 from raygent.jobs.nkr.video import FRAMES_PER_EVENT, HELD_OUT_FORM, KINDS, TEMPLATES, Video, make_video, question_bank
 from raygent.platform import session
-from raygent.platform.study import StudyParams, Verdict
+from raygent.platform.study import StudyParams, Verdict, by_seed, completed, mean_std
 
 ACC_NKR = "acc_nkr"
 ACC_NO_ADAPTER = "acc_no_adapter"
@@ -50,6 +50,8 @@ NKR_FLOPS_PREFIX = "nkr_flops_"
 CONTEXT_FLOPS_PREFIX = "context_flops_"
 NKR_MS_PREFIX = "nkr_ms_"
 CONTEXT_MS_PREFIX = "context_ms_"
+REQUIRED = (ACC_NKR, ACC_NO_ADAPTER, ACC_CONTEXT)
+"""The columns a trial must have reported to count as completed."""
 METRICS = (ACC_NKR, ACC_NO_ADAPTER, ACC_CONTEXT, ACC_RETRIEVAL, ACC_NKR_AGENT_FORM, ACC_CONTEXT_SHORT, CONTEXT_COVERAGE,
            CAPTION_TOKENS, ENCODE_SECONDS, DISTIL_LOSS, QA_PAIRS)
 GAIN_OVER_NO_ADAPTER = 0.30
@@ -156,14 +158,14 @@ class NkrStudy:
         })
 
     def analyze(self, results: pd.DataFrame) -> Verdict:
-        done = _completed(results)
+        done = completed(results, REQUIRED, METRICS)
         evidence: dict[str, Any] = {"trials_completed": len(done), "trials_failed": len(results) - len(done)}
         budgets = sorted(int(b) for b in done["budget"].unique()) if not done.empty else []
         if len(budgets) < 2:
             evidence["budgets"] = budgets
             return Verdict(claim=self.claim, holds=False, evidence=evidence, checks={"grid_complete": False})
         by_budget = done.groupby("budget")
-        curve = {str(int(b)): _mean_std(frame, ACC_NKR) for b, frame in by_budget}
+        curve = {str(int(b)): mean_std(frame, ACC_NKR) for b, frame in by_budget}
         means = [curve[str(b)]["mean"] for b in budgets]
         upper = done[done["budget"] >= budgets[len(budgets) // 2]]
         gain = float((upper[ACC_NKR] - upper[ACC_NO_ADAPTER]).mean())
@@ -186,15 +188,15 @@ class NkrStudy:
             "seeds": sorted(int(s) for s in done["seed"].unique()),
             "budgets": budgets,
             "acc_nkr_by_budget": curve,
-            "acc_nkr_per_seed": {str(int(b)): _by_seed(frame, ACC_NKR) for b, frame in by_budget},
-            "acc_nkr_agent_form_by_budget": {str(int(b)): _mean_std(f, ACC_NKR_AGENT_FORM) for b, f in by_budget},
-            "acc_no_adapter": _mean_std(done, ACC_NO_ADAPTER),
-            "acc_context": _mean_std(done, ACC_CONTEXT),
-            "acc_context_short_video": _mean_std(done, ACC_CONTEXT_SHORT),
-            "acc_retrieval": _mean_std(done, ACC_RETRIEVAL),
-            "acc_nkr_best_budget_by_kind": {k: _mean_std(best, f"{ACC_NKR}_{k}") for k in KINDS
+            "acc_nkr_per_seed": {str(int(b)): by_seed(frame, ACC_NKR) for b, frame in by_budget},
+            "acc_nkr_agent_form_by_budget": {str(int(b)): mean_std(f, ACC_NKR_AGENT_FORM) for b, f in by_budget},
+            "acc_no_adapter": mean_std(done, ACC_NO_ADAPTER),
+            "acc_context": mean_std(done, ACC_CONTEXT),
+            "acc_context_short_video": mean_std(done, ACC_CONTEXT_SHORT),
+            "acc_retrieval": mean_std(done, ACC_RETRIEVAL),
+            "acc_nkr_best_budget_by_kind": {k: mean_std(best, f"{ACC_NKR}_{k}") for k in KINDS
                                             if f"{ACC_NKR}_{k}" in best},
-            "acc_context_by_kind": {k: _mean_std(done, f"{ACC_CONTEXT}_{k}") for k in KINDS
+            "acc_context_by_kind": {k: mean_std(done, f"{ACC_CONTEXT}_{k}") for k in KINDS
                                     if f"{ACC_CONTEXT}_{k}" in done},
             "gain_over_no_adapter": gain,
             "context_coverage": float(done[CONTEXT_COVERAGE].mean()),
@@ -203,7 +205,7 @@ class NkrStudy:
             "latency_ms": {f"{name}_{n}": float(done[f"{prefix}{n}"].mean()) for n in lengths
                            for name, prefix in (("nkr", NKR_MS_PREFIX), ("context", CONTEXT_MS_PREFIX))
                            if f"{prefix}{n}" in done},
-            "encode_seconds": _mean_std(done, ENCODE_SECONDS),
+            "encode_seconds": mean_std(done, ENCODE_SECONDS),
         })
         return Verdict(claim=self.claim, holds=all(checks.values()), evidence=evidence,
                        checks={k: bool(v) for k, v in checks.items()})
@@ -214,14 +216,14 @@ class NkrStudy:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        done = _completed(results)
+        done = completed(results, REQUIRED, METRICS)
         fig, (ax, ax_cost) = plt.subplots(1, 2, figsize=(11.0, 4.0), gridspec_kw={"width_ratios": [3, 2]})
         budgets = sorted(int(b) for b in done["budget"].unique())
         for column, label, colour in ((ACC_NKR, "NKR (question only)", "tab:blue"),
                                       (ACC_CONTEXT, "captions in context (truncated)", "tab:orange"),
                                       (ACC_RETRIEVAL, "top-k retrieved captions", "tab:green"),
                                       (ACC_NO_ADAPTER, "no adapter", "tab:gray")):
-            stats = [_mean_std(done[done["budget"] == b], column) for b in budgets]
+            stats = [mean_std(done[done["budget"] == b], column) for b in budgets]
             ax.errorbar(budgets, [s["mean"] for s in stats], yerr=[s["std"] for s in stats], fmt="o-", capsize=3,
                         color=colour, label=label)
         ax.set_xscale("log")
@@ -264,19 +266,3 @@ def _coverage(tokenizer: Any, captions: list[str], context: int) -> float:
     from raygent.jobs.nkr.knowledge import truncate
 
     return len(truncate(tokenizer, captions, "the x y was seen where ?", context)) / len(captions)
-
-
-def _completed(results: pd.DataFrame) -> pd.DataFrame:
-    if results.empty or ACC_NKR not in results:
-        return results.iloc[0:0]
-    done = results[results["status"] == "TERMINATED"].dropna(subset=[ACC_NKR, ACC_NO_ADAPTER, ACC_CONTEXT])
-    return done.astype({name: float for name in METRICS if name in done})
-
-
-def _mean_std(frame: pd.DataFrame, column: str) -> dict[str, float]:
-    values = frame[column].astype(float)
-    return {"mean": float(values.mean()), "std": float(values.std(ddof=0))}
-
-
-def _by_seed(frame: pd.DataFrame, column: str) -> dict[str, float]:
-    return {str(int(seed)): float(value) for seed, value in frame.groupby("seed")[column].mean().items()}

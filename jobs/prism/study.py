@@ -42,7 +42,7 @@ from raygent.jobs.prism.train import (
     train_noise_model,
 )
 from raygent.platform import session
-from raygent.platform.study import StudyParams, Verdict
+from raygent.platform.study import StudyParams, Verdict, completed, summarize
 
 MASK_F1 = "mask_f1"
 MASK_RECALL = "mask_recall"
@@ -54,8 +54,12 @@ ACC_SYNTH = "downstream_synth"
 ACC_SENSOR = "downstream_sensor"
 INVALID_FRACTION = "invalid_fraction"
 TRAIN_SECONDS = "train_seconds"
+REQUIRED = (MASK_F1, W1_DZ, ACC_SYNTH)
+"""The columns a trial must have reported to count as completed."""
 METRICS = (MASK_F1, MASK_RECALL, MASK_PRECISION, W1_DZ, ACC_CLEAN, ACC_GAUSSIAN, ACC_SYNTH, ACC_SENSOR,
            INVALID_FRACTION, TRAIN_SECONDS)
+SUMMARY = (MASK_F1, MASK_RECALL, MASK_PRECISION, W1_DZ, ACC_CLEAN, ACC_GAUSSIAN, ACC_SYNTH, ACC_SENSOR)
+"""The metrics the verdict's evidence gives mean and spread of, per cell."""
 PAPER_SIZES = {"image_size": 64, "n_train": 3000, "n_test": 500, "n_downstream": 3000, "width": 24, "epochs": 30}
 
 
@@ -130,7 +134,7 @@ class PrismStudy:
         })
 
     def analyze(self, results: pd.DataFrame) -> Verdict:
-        done = _completed(results)
+        done = completed(results, REQUIRED, METRICS)
         evidence: dict[str, Any] = {"trials_completed": len(done), "trials_failed": len(results) - len(done)}
         defaults = PrismParams()
         cells = {
@@ -144,7 +148,7 @@ class PrismStudy:
             return Verdict(claim=self.claim, holds=False, evidence=evidence, checks={"grid_complete": False})
         unweighted, prism, single = cells[("dual", 0.0)], cells[("dual", defaults.gamma)], cells[
             ("single", defaults.gamma)]
-        mean = {name: _stats(frame) for name, frame in
+        mean = {name: summarize(frame, SUMMARY) for name, frame in
                 (("dual_gamma0", unweighted), (f"dual_gamma{defaults.gamma:g}", prism),
                  (f"single_gamma{defaults.gamma:g}", single))}
         prism_mean = mean[f"dual_gamma{defaults.gamma:g}"]
@@ -172,7 +176,7 @@ class PrismStudy:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        done = _completed(results)
+        done = completed(results, REQUIRED, METRICS)
         fig, axes = plt.subplots(1, 3, figsize=(13.0, 3.8))
         for heads, colour in (("dual", "tab:blue"), ("single", "tab:orange")):
             rows = done[done["heads"] == heads]
@@ -207,22 +211,10 @@ class PrismStudy:
         plt.close(fig)
 
 
-def _completed(results: pd.DataFrame) -> pd.DataFrame:
-    if results.empty or MASK_F1 not in results:
-        return results.iloc[0:0]
-    done = results[results["status"] == "TERMINATED"].dropna(subset=[MASK_F1, W1_DZ, ACC_SYNTH])
-    return done.astype({name: float for name in METRICS if name in done})
-
-
 def _cell(done: pd.DataFrame, heads: str, gamma: float, levels: int) -> pd.DataFrame:
     if done.empty:
         return done
     return done[(done["heads"] == heads) & np.isclose(done["gamma"].astype(float), gamma) & (done["levels"] == levels)]
-
-
-def _stats(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
-    return {column: {"mean": float(frame[column].mean()), "std": float(frame[column].std(ddof=0))}
-            for column in (MASK_F1, MASK_RECALL, MASK_PRECISION, W1_DZ, ACC_CLEAN, ACC_GAUSSIAN, ACC_SYNTH, ACC_SENSOR)}
 
 
 def _grid_table(done: pd.DataFrame) -> list[dict[str, Any]]:

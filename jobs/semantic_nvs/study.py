@@ -39,7 +39,7 @@ from raygent.jobs.semantic_nvs.train import (
     train_encoder,
 )
 from raygent.platform import session
-from raygent.platform.study import StudyParams, Verdict
+from raygent.platform.study import StudyParams, Verdict, by_seed, completed, summarize
 
 DISTANCES = {"near": 0.15, "mid": 0.5, "far": 0.85}  # camera distance d of each held-out bin
 FD, HOLE_ACC, ACC, PSNR, HOLE_FRACTION = "fd", "hole_accuracy", "accuracy", "psnr", "hole_fraction"
@@ -57,6 +57,8 @@ def column(metric: str, bin_name: str) -> str:
     return f"{metric}_{bin_name}"
 
 
+REQUIRED = tuple(column(FD, b) for b in DISTANCES)
+"""The columns a trial must have reported to count as completed."""
 METRICS = (*(column(m, b) for b in DISTANCES for m in PER_BIN), ENCODER_ACCURACY, TRAIN_SECONDS, FINAL_LOSS)
 
 
@@ -129,14 +131,13 @@ class SemanticNVSStudy:
                         TRAIN_SECONDS: time.perf_counter() - started})
 
     def analyze(self, results: pd.DataFrame) -> Verdict:
-        done = _completed(results)
+        done = completed(results, REQUIRED, METRICS)
         evidence: dict[str, Any] = {"trials_completed": len(done), "trials_failed": len(results) - len(done)}
         variants = {v: done[done["variant"] == v] for v in ("none", "warped", "alternating")}
         if any(frame.empty for frame in variants.values()):
             evidence["missing_variants"] = [v for v, frame in variants.items() if frame.empty]
             return Verdict(claim=self.claim, holds=False, evidence=evidence, checks={"grid_complete": False})
-        summary = {v: {c: {"mean": float(frame[c].mean()), "std": float(frame[c].std(ddof=0))} for c in METRICS}
-                   for v, frame in variants.items()}
+        summary = {v: summarize(frame, METRICS) for v, frame in variants.items()}
 
         def mean(variant: str, metric: str, bin_name: str) -> float:
             return summary[variant][column(metric, bin_name)]["mean"]
@@ -155,9 +156,9 @@ class SemanticNVSStudy:
             "fd_gap_alternating_vs_none": gaps,
             "fd_gap_warped_vs_none": gaps_warped,
             "fd_by_distance": {v: {b: mean(v, FD, b) for b in DISTANCES} for v in variants},
-            "fd_far_per_seed": {v: _by_seed(frame, FD_FAR) for v, frame in variants.items()},
+            "fd_far_per_seed": {v: by_seed(frame, FD_FAR) for v, frame in variants.items()},
             "hole_accuracy": hole_acc,
-            "hole_accuracy_far_per_seed": {v: _by_seed(frame, column(HOLE_ACC, "far"))
+            "hole_accuracy_far_per_seed": {v: by_seed(frame, column(HOLE_ACC, "far"))
                                            for v, frame in variants.items()},
             "fd_far_gap_per_seed": _paired_gap(variants["alternating"], variants["none"]),
             "summary": summary,
@@ -171,7 +172,7 @@ class SemanticNVSStudy:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        done = _completed(results)
+        done = completed(results, REQUIRED, METRICS)
         fig, (ax, ax_acc) = plt.subplots(1, 2, figsize=(11.0, 4.0))
         distances = list(DISTANCES.values())
         for variant, colour in (("none", "tab:gray"), ("warped", "tab:orange"), ("alternating", "tab:blue")):
@@ -194,19 +195,7 @@ class SemanticNVSStudy:
         plt.close(fig)
 
 
-def _completed(results: pd.DataFrame) -> pd.DataFrame:
-    needed = [column(FD, b) for b in DISTANCES]
-    if results.empty or any(c not in results for c in needed):
-        return results.iloc[0:0]
-    done = results[results["status"] == "TERMINATED"].dropna(subset=needed)
-    return done.astype({name: float for name in METRICS if name in done})
-
-
-def _by_seed(frame: pd.DataFrame, name: str) -> dict[str, float]:
-    return {str(int(seed)): float(value) for seed, value in frame.groupby("seed")[name].mean().items()}
-
-
 def _paired_gap(semantic: pd.DataFrame, none: pd.DataFrame) -> dict[str, float]:
     """Per seed, 1 − FD_far(semantic) / FD_far(none)."""
-    a, b = _by_seed(semantic, FD_FAR), _by_seed(none, FD_FAR)
+    a, b = by_seed(semantic, FD_FAR), by_seed(none, FD_FAR)
     return {seed: 1.0 - a[seed] / b[seed] for seed in a if seed in b}

@@ -31,7 +31,7 @@ from raygent.jobs.urban_mllm.model import UrbanMLLM
 from raygent.jobs.urban_mllm.tokens import CROSS_VIEW, SINGLE_VIEW, TASKS, Corpus
 from raygent.jobs.urban_mllm.train import StageSettings, evaluate, instruction_tune, pretrain
 from raygent.platform import session
-from raygent.platform.study import StudyParams, Verdict
+from raygent.platform.study import StudyParams, Verdict, by_seed, completed, summarize
 
 CROSS_ACC, SINGLE_ACC = "cross_view_acc", "single_view_acc"
 PRETRAIN_LOSS, TUNE_LOSS, TRAIN_SECONDS = "pretrain_loss", "tune_loss", "train_seconds"
@@ -46,6 +46,8 @@ def task_column(task: str) -> str:
     return f"acc_{task}"
 
 
+REQUIRED = (CROSS_ACC, SINGLE_ACC)
+"""The columns a trial must have reported to count as completed."""
 METRICS = (*(task_column(t) for t in TASKS), CROSS_ACC, SINGLE_ACC, PRETRAIN_LOSS, TUNE_LOSS, TRAIN_SECONDS)
 
 
@@ -111,7 +113,7 @@ class UrbanMLLMStudy:
         })
 
     def analyze(self, results: pd.DataFrame) -> Verdict:
-        done = _completed(results)
+        done = completed(results, REQUIRED, METRICS)
         evidence: dict[str, Any] = {"trials_completed": len(done), "trials_failed": len(results) - len(done)}
         cells = {(int(k), str(p)): frame for (k, p), frame in done.groupby(["latents", "pretrain"])}
         needed = [(PERCEIVER_K, "interleaved"), (0, "pairs")]
@@ -119,8 +121,7 @@ class UrbanMLLMStudy:
         if missing:
             evidence["missing_cells"] = missing
             return Verdict(claim=self.claim, holds=False, evidence=evidence, checks={"grid_complete": False})
-        summary = {f"K={k} {p}": {c: {"mean": float(f[c].mean()), "std": float(f[c].std(ddof=0))} for c in METRICS}
-                   for (k, p), f in sorted(cells.items())}
+        summary = {f"K={k} {p}": summarize(f, METRICS) for (k, p), f in sorted(cells.items())}
 
         def mean(k: int, p: str, column: str) -> float:
             return float(cells[(k, p)][column].mean())
@@ -143,8 +144,8 @@ class UrbanMLLMStudy:
             "single_view_within_2pts": abs(single_change) <= SINGLE_TOLERANCE,
             "cross_view_by_K_interleaved": curve,
             "cross_view_by_K_pairs": {str(k): mean(k, "pairs", CROSS_ACC) for k, p in sorted(cells) if p == "pairs"},
-            "cross_view_per_seed": {f"K={k} {p}": _by_seed(f, CROSS_ACC) for (k, p), f in sorted(cells.items())},
-            "single_view_per_seed": {f"K={k} {p}": _by_seed(f, SINGLE_ACC) for (k, p), f in sorted(cells.items())},
+            "cross_view_per_seed": {f"K={k} {p}": by_seed(f, CROSS_ACC) for (k, p), f in sorted(cells.items())},
+            "single_view_per_seed": {f"K={k} {p}": by_seed(f, SINGLE_ACC) for (k, p), f in sorted(cells.items())},
             "summary": summary,
         })
         return Verdict(claim=self.claim, holds=all(checks.values()), evidence=evidence,
@@ -156,7 +157,7 @@ class UrbanMLLMStudy:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        done = _completed(results)
+        done = completed(results, REQUIRED, METRICS)
         fig, axes = plt.subplots(1, 2, figsize=(11.0, 4.0), sharey=True)
         for axis, column, title in ((axes[0], CROSS_ACC, "cross-view tasks"), (axes[1], SINGLE_ACC,
                                                                                "single-view tasks")):
@@ -176,14 +177,3 @@ class UrbanMLLMStudy:
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, dpi=120)
         plt.close(fig)
-
-
-def _completed(results: pd.DataFrame) -> pd.DataFrame:
-    if results.empty or CROSS_ACC not in results:
-        return results.iloc[0:0]
-    done = results[results["status"] == "TERMINATED"].dropna(subset=[CROSS_ACC, SINGLE_ACC])
-    return done.astype({name: float for name in METRICS if name in done})
-
-
-def _by_seed(frame: pd.DataFrame, column: str) -> dict[str, float]:
-    return {str(int(seed)): float(value) for seed, value in frame.groupby("seed")[column].mean().items()}
