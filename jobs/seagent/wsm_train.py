@@ -1,0 +1,160 @@
+"""Fine-tune the laptop World State Model and measure it against the checkers on an app it was not trained on.
+
+- `samples(records)`: the two yes/no questions of `rewards.seagent.lm_judge` from checker-labelled trajectories
+  (`wsm_data.py`): each step that changed the screen, before the first error (yes) or at it (no), steps after it
+  skipped; and per trajectory, the done question over the change from the first screen to the last (the
+  checker's success).
+- `finetune(base, samples, out)`: the pretrained preset (SmolLM2-135M-Instruct) with its top `train_layers`
+  transformer blocks and final norm trained (embeddings, LM head and the blocks below frozen) on the logit
+  difference logit(" yes") − logit(" no") with a class-balanced logistic loss; saved as a model directory that
+  `YesNoScorer` and the WSM load.
+- `trajectories(records)`: recorded trajectories as the platform's `Trajectory` contracts (the final screen in
+  the last step's `info["screen"]`, as the SEAgent environment writes it), so `agreement` measures the real
+  reward model: success accuracy against the checker, and first-error-step accuracy on the checker's failures
+  (against `wsm_data`'s reference step), with two trivial baselines beside it (always "failed"; error at step 0).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from raygent.jobs.seagent.wsm_data import Record, is_finish
+from raygent.platform.contracts import Observation, Step, Trajectory
+from raygent.rewards.seagent.lm_judge import answer_ids, done_prompt, encode_batch, step_prompt, yes_no_logits
+from raygent.rewards.seagent.screens import NO_CHANGE, caption
+from raygent.rewards.seagent.wsm import FINAL_SCREEN_KEY, WorldStateModel
+
+Sample = tuple[str, bool]
+
+
+def samples(records: Sequence[Record], caption_chars: int = 400) -> tuple[list[Sample], list[Sample]]:
+    """(step samples, done samples) of the records (see the module docstring)."""
+    steps: list[Sample] = []
+    done: list[Sample] = []
+    for record in records:
+        screens, actions = record["screens"], record["actions"]
+        error = record["first_error"]
+        for index, action in enumerate(actions):
+            if error is not None and index > error:
+                break
+            change = caption(screens[index], screens[index + 1], caption_chars)
+            if change == NO_CHANGE or is_finish(action):
+                continue
+            steps.append((step_prompt(record["instruction"], action, change), error is None or index < error))
+        overall = caption(screens[0], screens[-1], caption_chars)
+        done.append((done_prompt(record["instruction"], overall), bool(record["success"])))
+    return steps, done
+
+
+def finetune(
+    base: str | Path,
+    data: Sequence[Sample],
+    out: str | Path,
+    train_layers: int = 4,
+    epochs: int = 2,
+    lr: float = 1e-4,
+    batch_size: int = 8,
+    seed: int = 0,
+    threads: int | None = None,
+    log: Any = print,
+) -> dict[str, float]:
+    """Fine-tune `base` on `data` and save it to `out` (see the module docstring); training stats."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if threads:
+        torch.set_num_threads(threads)
+    torch.manual_seed(seed)
+    tokenizer = AutoTokenizer.from_pretrained(str(base))
+    model = AutoModelForCausalLM.from_pretrained(str(base), dtype=torch.float32)
+    yes_id, no_id = answer_ids(tokenizer)
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+    blocks = model.model.layers
+    trained = [*blocks[len(blocks) - train_layers :], model.model.norm]
+    params = [p for module in trained for p in module.parameters()]
+    for parameter in params:
+        parameter.requires_grad_(True)
+    optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
+    positives = sum(label for _, label in data)
+    pos_weight = torch.tensor((len(data) - positives) / max(positives, 1))
+    rng = random.Random(seed)
+    order = list(range(len(data)))
+    began, losses = time.perf_counter(), []
+    model.train()
+    for epoch in range(epochs):
+        rng.shuffle(order)
+        for start in range(0, len(order), batch_size):
+            chunk = [data[i] for i in order[start : start + batch_size]]
+            batch = encode_batch(tokenizer, [prompt for prompt, _ in chunk])
+            labels = torch.tensor([float(label) for _, label in chunk])
+            logits = yes_no_logits(model, batch, yes_id, no_id)
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels, pos_weight=pos_weight)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            optimizer.step()
+            losses.append(float(loss.detach()))
+        log(f"wsm epoch {epoch + 1}/{epochs}: loss {sum(losses[-20:]) / len(losses[-20:]):.3f}")
+    model.eval()
+    Path(out).mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(str(out))
+    tokenizer.save_pretrained(str(out))
+    return {
+        "samples": float(len(data)),
+        "positives": float(positives),
+        "seconds": time.perf_counter() - began,
+        "final_loss": sum(losses[-20:]) / max(len(losses[-20:]), 1),
+    }
+
+
+def trajectory(record: Record, index: int = 0) -> Trajectory:
+    """A recorded trajectory as the platform's contract (dummy token ids: the WSM reads screens and actions)."""
+    from raygent.platform.contracts import Task
+
+    screens, actions = record["screens"], record["actions"]
+    steps = [
+        Step(
+            observation=Observation(text=screens[i]),
+            prompt_ids=[0],
+            response_ids=[],
+            logprobs=[],
+            action=action,
+            info={FINAL_SCREEN_KEY: screens[-1]} if i == len(actions) - 1 else {},
+            policy_version=0,
+        )
+        for i, action in enumerate(actions)
+    ]
+    task = Task(id=record["task_id"], env="raygent/web-url-v0", instruction=record["instruction"])
+    return Trajectory(task=task, steps=steps, success=record["success"], group_id=f"g{index}")
+
+
+def agreement(wsm: WorldStateModel, records: Sequence[Record]) -> dict[str, Any]:
+    """The WSM against the checker on `records` (see the module docstring), overall and per trajectory kind."""
+    judged = wsm.judge([trajectory(r, i) for i, r in enumerate(records)])
+    rows = list(zip(records, judged, strict=True))
+
+    def summary(subset: list[tuple[Record, Any]]) -> dict[str, float]:
+        failures = [(r, j) for r, j in subset if not r["success"]]
+        out = {
+            "n": float(len(subset)),
+            "success_accuracy": sum(bool(r["success"]) == j.success for r, j in subset) / max(len(subset), 1),
+            "checker_success_rate": sum(bool(r["success"]) for r, _ in subset) / max(len(subset), 1),
+            "judged_success_rate": sum(j.success for _, j in subset) / max(len(subset), 1),
+            "always_failed_accuracy": sum(not r["success"] for r, _ in subset) / max(len(subset), 1),
+        }
+        if failures:
+            out["failures"] = float(len(failures))
+            out["first_error_accuracy"] = sum(r["first_error"] == j.first_error_step for r, j in failures) / len(
+                failures
+            )
+            out["first_error_at_0_accuracy"] = sum(r["first_error"] == 0 for r, _ in failures) / len(failures)
+        return out
+
+    kinds = sorted({r["kind"] for r in records})
+    return {"all": summary(rows), **{kind: summary([(r, j) for r, j in rows if r["kind"] == kind]) for kind in kinds}}
