@@ -45,13 +45,13 @@ class SeagentSettings(Section):
     wsm_base: str = "smollm2-135m-instruct"
     wsm_apps: tuple[str, ...] = TRAIN_APPS
     """The apps whose checker-labelled trajectories train the judge (never the learned app)."""
-    wsm_seeds: int = Field(default=2, ge=1)
+    wsm_seeds: int = Field(default=1, ge=1)
     """Task seeds per template (difficulties 1 and 2) recorded for the judge's training."""
-    wsm_eval_seeds: int = Field(default=3, ge=0)
+    wsm_eval_seeds: int = Field(default=2, ge=0)
     """Task seeds per template of the learned app for the judge's agreement with its checker (0: not measured)."""
     wsm_train_layers: int = Field(default=4, ge=1)
-    wsm_epochs: int = Field(default=2, ge=1)
-    wsm_lr: float = Field(default=1e-4, gt=0)
+    wsm_epochs: int = Field(default=3, ge=1)
+    wsm_lr: float = Field(default=2e-4, gt=0)
     record_workers: int = Field(default=2, ge=1)
     demo_workers: int = Field(default=3, ge=1)
     examples: int = Field(default=4, ge=0)

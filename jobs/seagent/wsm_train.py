@@ -7,7 +7,9 @@
 - `finetune(base, samples, out)`: the pretrained preset (SmolLM2-135M-Instruct) with its top `train_layers`
   transformer blocks and final norm trained (embeddings, LM head and the blocks below frozen) on the logit
   difference logit(" yes") − logit(" no") with a class-balanced logistic loss; saved as a model directory that
-  `YesNoScorer` and the WSM load.
+  `YesNoScorer` and the WSM load. The frozen blocks' output is computed once per prompt and cached, and each
+  epoch runs only the top blocks from it (the model's own forward over `inputs_embeds`, with its layer list cut
+  to the trained blocks), so an epoch costs `train_layers`/30 of a forward pass of the whole model.
 - `trajectories(records)`: recorded trajectories as the platform's `Trajectory` contracts (the final screen in
   the last step's `info["screen"]`, as the SEAgent environment writes it), so `agreement` measures the real
   reward model: success accuracy against the checker, and first-error-step accuracy on the checker's failures
@@ -26,7 +28,7 @@ import torch
 
 from raygent.jobs.seagent.wsm_data import Record, is_finish
 from raygent.platform.contracts import Observation, Step, Trajectory
-from raygent.rewards.seagent.lm_judge import answer_ids, done_prompt, encode_batch, step_prompt, yes_no_logits
+from raygent.rewards.seagent.lm_judge import MAX_PROMPT_TOKENS, answer_ids, done_prompt, encode_batch, step_prompt
 from raygent.rewards.seagent.screens import NO_CHANGE, caption
 from raygent.rewards.seagent.wsm import FINAL_SCREEN_KEY, WorldStateModel
 
@@ -63,6 +65,7 @@ def finetune(
     seed: int = 0,
     threads: int | None = None,
     log: Any = print,
+    max_tokens: int = MAX_PROMPT_TOKENS,
 ) -> dict[str, float]:
     """Fine-tune `base` on `data` and save it to `out` (see the module docstring); training stats."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -83,24 +86,48 @@ def finetune(
     optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
     positives = sum(label for _, label in data)
     pos_weight = torch.tensor((len(data) - positives) / max(positives, 1))
+    began = time.perf_counter()
+    # the frozen blocks see each prompt once: their output is cached and the trained top blocks start from it
+    cached = []
+    with torch.inference_mode():
+        for start in range(0, len(data), batch_size):
+            batch = encode_batch(tokenizer, [prompt for prompt, _ in data[start : start + batch_size]], max_tokens)
+            states = model.model(**batch, output_hidden_states=True).hidden_states[len(blocks) - train_layers]
+            for row in range(states.shape[0]):
+                width = int(batch["attention_mask"][row].sum())
+                cached.append(states[row, :width].clone())
+    log(f"wsm: {len(data)} prompts through the frozen blocks in {time.perf_counter() - began:.0f} s")
+    full = model.model.layers
+    model.model.layers = torch.nn.ModuleList(list(full[len(full) - train_layers :]))
     rng = random.Random(seed)
     order = list(range(len(data)))
-    began, losses = time.perf_counter(), []
+    losses: list[float] = []
     model.train()
-    for epoch in range(epochs):
-        rng.shuffle(order)
-        for start in range(0, len(order), batch_size):
-            chunk = [data[i] for i in order[start : start + batch_size]]
-            batch = encode_batch(tokenizer, [prompt for prompt, _ in chunk])
-            labels = torch.tensor([float(label) for _, label in chunk])
-            logits = yes_no_logits(model, batch, yes_id, no_id)
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels, pos_weight=pos_weight)
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            optimizer.step()
-            losses.append(float(loss.detach()))
-        log(f"wsm epoch {epoch + 1}/{epochs}: loss {sum(losses[-20:]) / len(losses[-20:]):.3f}")
+    try:
+        for epoch in range(epochs):
+            rng.shuffle(order)
+            for start in range(0, len(order), batch_size):
+                chunk = order[start : start + batch_size]
+                width = max(cached[i].shape[0] for i in chunk)
+                embeds = torch.zeros(len(chunk), width, cached[0].shape[1])
+                mask = torch.zeros(len(chunk), width, dtype=torch.long)
+                for row, i in enumerate(chunk):
+                    embeds[row, : cached[i].shape[0]] = cached[i]
+                    mask[row, : cached[i].shape[0]] = 1
+                hidden = model.model(inputs_embeds=embeds, attention_mask=mask).last_hidden_state
+                last = hidden[torch.arange(len(chunk)), mask.sum(dim=1) - 1]
+                head = model.get_output_embeddings().weight
+                logits = last @ (head[yes_id] - head[no_id])
+                labels = torch.tensor([float(data[i][1]) for i in chunk])
+                loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels, pos_weight=pos_weight)
+                optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(params, 1.0)
+                optimizer.step()
+                losses.append(float(loss.detach()))
+            log(f"wsm epoch {epoch + 1}/{epochs}: loss {sum(losses[-20:]) / len(losses[-20:]):.3f}")
+    finally:
+        model.model.layers = full
     model.eval()
     Path(out).mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(out))

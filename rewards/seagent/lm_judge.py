@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 YES, NO = " yes", " no"
-MAX_PROMPT_TOKENS = 256
+MAX_PROMPT_TOKENS = 160
 
 
 def step_prompt(instruction: str, action: str, caption: str) -> str:
