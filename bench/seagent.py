@@ -1,0 +1,71 @@
+"""SEAgent's claim: self-evolution with the World State Model against the same run with the app's checker.
+
+    python bench/seagent.py [--seeds 0 1 2] [--variants wsm checker] [--keep DIR] [overrides ...]
+
+Each (seed, variant) is one `raygent run seagent trainer.seed=S seagent.variant=V` (a fresh process, as a user
+runs it; demonstrations, the judge's data and the fine-tuned judge are cached after the first run). Both variants
+of a seed start from the same prior agent (SFT on four other apps) and are measured the same way: greedy
+held-out success on the media player's own tasks, with its checker. Per run it prints before → after; then per
+variant the mean gain, and `ratio=` the WSM run's mean gain over the checker run's (claim: gain > 0 and ratio ≥
+0.5), and the judge's agreement with the media player's checker (success and first-error-step accuracy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from statistics import mean
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--variants", nargs="+", default=["wsm", "checker"], choices=["wsm", "checker"])
+    parser.add_argument("--keep", type=Path, default=None, help="keep the run directories here")
+    parser.add_argument("overrides", nargs="*", help="config overrides, e.g. trainer.steps=10")
+    args = parser.parse_args()
+    gains: dict[str, list[float]] = {v: [] for v in args.variants}
+    minutes: dict[str, list[float]] = {v: [] for v in args.variants}
+    agreement: list[dict[str, float]] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        root = args.keep or Path(scratch)
+        for seed in args.seeds:
+            for variant in args.variants:
+                run_dir = root / f"{variant}_seed{seed}"
+                start = time.perf_counter()
+                command = [sys.executable, "-m", "raygent.platform.cli", "run", "seagent", f"trainer.seed={seed}",
+                           f"seagent.variant={variant}", *args.overrides, "--out", str(run_dir)]  # fmt: skip
+                done = subprocess.run(command, capture_output=True, text=True)
+                if done.returncode != 0:
+                    sys.exit(f"{variant} seed {seed} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+                minutes[variant].append((time.perf_counter() - start) / 60)
+                summary = json.loads((run_dir / "summary.json").read_text())
+                gains[variant].append(summary["gain"])
+                if summary.get("wsm_agreement"):
+                    agreement.append(summary["wsm_agreement"])
+                print(
+                    f"seed {seed} {variant}: {summary['before_success']:.3f} → {summary['after_success']:.3f} "
+                    f"(gain {summary['gain']:+.3f}) in {minutes[variant][-1]:.1f} min",
+                    flush=True,
+                )
+    for variant in args.variants:
+        print(f"{variant}: gain={mean(gains[variant]):.3f} minutes={mean(minutes[variant]):.2f}")
+    if agreement:
+        first = [a["first_error_accuracy"] for a in agreement if "first_error_accuracy" in a]
+        print(
+            f"wsm_success_accuracy={mean(a['success_accuracy'] for a in agreement):.3f} "
+            f"wsm_first_error_accuracy={mean(first) if first else float('nan'):.3f}"
+        )
+    if "wsm" in gains and "checker" in gains and gains["checker"]:
+        checker = mean(gains["checker"])
+        ratio = mean(gains["wsm"]) / checker if checker > 0 else float("nan")
+        print(f"wsm_gain={mean(gains['wsm']):.3f} checker_gain={checker:.3f} ratio={ratio:.2f} seeds={len(args.seeds)}")
+
+
+if __name__ == "__main__":
+    main()

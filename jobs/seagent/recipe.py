@@ -1,0 +1,255 @@
+"""seagent: a web agent teaches itself an app it has never seen — curriculum, World State Model, GRPO + AI.
+
+`raygent run seagent env.url=http://127.0.0.1:PORT/app/` (default: the suite's media player, served by the run
+on its own loopback server as a page the environment knows nothing about):
+
+1. **Prior**: a `tiny-qwen2` agent (tokenizer on the known apps' text and the new page's first screen) is
+   fine-tuned on the scripted experts of four other apps (`sft.task_kwargs.apps`), as the web agent is; this is
+   the starting agent.
+2. **World State Model** (`rewards/seagent/`): unless `seagent.wsm_model` names one, the pretrained preset
+   (SmolLM2-135M-Instruct) is fine-tuned as a yes/no judge on checker-labelled trajectories of the four other
+   apps (`wsm_data.py`, `wsm_train.py`; recorded and trained once, cached), and its agreement with the learned
+   app's checker is measured on that app's expert, prefix, deviation and random trajectories (success accuracy,
+   first-error-step accuracy). The learned app never trains it.
+3. **Self-evolution** (`seagent.variant: wsm`): the curriculum (`curriculum.py`, the task source) explores the
+   page, writes its guidebook and proposes instructions; the episodes run in `SeagentEnv` on the URL with no
+   checker; the WSM judges them in a reward actor (`reward.mode: replace`), and the learner sums GRPO on the
+   judged outcome and adversarial imitation (γ = `learner.loss.terms[adversarial_imitation].coef`, 0.2) on
+   each failed episode's first error step.
+4. **Measure**: greedy held-out success on the learned app's own tasks, with its checker (never seen in
+   training), before (the prior) and after. `seagent.variant: checker` is the same run on the app's own train
+   tasks with its checker as reward (the upper reference); `bench/seagent.py` runs both.
+5. **Report**: `report.html` (curve, before/after, evaluation trajectories with screenshots) and `seagent.html`
+   / `seagent.json` (the WSM's agreement, the guidebook, the curriculum's tasks with their judged outcomes, and
+   judged training trajectories with each step's screen, caption and label).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from raygent.environments.web.registry import list_tasks, make_task
+from raygent.environments.web.server import AppServer
+from raygent.environments.web.url_env import url_task
+from raygent.jobs.seagent.hook import JudgedExamples
+from raygent.jobs.seagent.settings import CURRICULUM, WSM, SeagentConfig, SeagentSettings, SeagentTaskSettings
+from raygent.jobs.web_agent import screens as screenshots
+from raygent.jobs.web_agent.demos import demonstrations
+from raygent.jobs.web_agent.recipe import WebAgent
+from raygent.jobs.web_agent.tasks import sft_pool
+from raygent.platform.config import JobConfig
+from raygent.platform.rl.initial import agent_sections, initial_model
+from raygent.platform.rl.report import write_report
+from raygent.platform.rl.reward import RewardSettings
+from raygent.platform.rl.trainer import AgentTrainer
+from raygent.policies.cache import cache_root, file_lock
+
+MIN_GAIN = 0.05
+
+
+def first_screen(url: str) -> str:
+    """The page's first screen as the agent reads it (one episode start, no action)."""
+    from raygent.jobs.seagent.env import SeagentEnv
+
+    env = SeagentEnv(url=url)
+    try:
+        observation, _ = env.reset(options={"task": url_task(url, "Explore the app.")})
+        return str(observation["text"])
+    finally:
+        env.close()
+
+
+def wsm_tasks(apps: tuple[str, ...], seeds: int) -> list[Any]:
+    return [make_task(f"{t}/{s}").to_platform() for a in apps for t in list_tasks(a, (1, 2)) for s in range(seeds)]
+
+
+def train_wsm(settings: SeagentSettings, console: Console) -> tuple[str, dict[str, Any]]:
+    """The judge's directory (fine-tuned once and cached) and its training stats."""
+    from raygent.jobs.seagent.wsm_data import record_tasks
+    from raygent.jobs.seagent.wsm_train import finetune, samples
+    from raygent.policies.loading import resolve_model
+
+    key = f"{settings.wsm_base}-{'-'.join(settings.wsm_apps)}-s{settings.wsm_seeds}-l{settings.wsm_train_layers}"
+    key += f"-e{settings.wsm_epochs}-lr{settings.wsm_lr:g}"
+    out = cache_root("seagent", "judges") / key
+    stats_file = out / "training.json"
+    with file_lock(out.with_suffix(".lock")):
+        if stats_file.is_file():
+            return str(out), json.loads(stats_file.read_text())
+        with console.status("recording the judge's training trajectories"):
+            records = record_tasks(wsm_tasks(settings.wsm_apps, settings.wsm_seeds), settings.record_workers)
+        step_data, done_data = samples(records)
+        console.print(f"wsm: {len(records)} trajectories, {len(step_data)} step and {len(done_data)} done samples")
+        stats = finetune(
+            resolve_model(settings.wsm_base),
+            [*step_data, *done_data],
+            out,
+            train_layers=settings.wsm_train_layers,
+            epochs=settings.wsm_epochs,
+            lr=settings.wsm_lr,
+            log=console.print,
+        )
+        stats.update({"trajectories": len(records), "step_samples": len(step_data), "done_samples": len(done_data)})
+        stats_file.write_text(json.dumps(stats, indent=2))
+    return str(out), stats
+
+
+def wsm_agreement(settings: SeagentSettings, model: str, console: Console) -> dict[str, Any]:
+    """The judge against the learned app's checker (`wsm_train.agreement`)."""
+    from raygent.jobs.seagent.wsm_data import record_tasks
+    from raygent.jobs.seagent.wsm_train import agreement
+    from raygent.rewards.seagent.wsm import WorldStateModel
+
+    with console.status(f"recording {settings.app}'s checker-labelled trajectories"):
+        records = record_tasks(wsm_tasks((settings.app,), settings.wsm_eval_seeds), settings.record_workers)
+    return agreement(WorldStateModel(model=model), records)
+
+
+class Seagent:
+    name = "seagent"
+    summary = "SEAgent: a web agent learns an unseen app from its own curriculum, judged by a World State Model"
+    claim = f"self-evolution with the WSM raises held-out success on the unseen app by >= {MIN_GAIN}"
+    config_model = SeagentConfig
+
+    def run(self, config: JobConfig, run_dir: Path, resume: bool = False) -> dict[str, Any]:
+        console = Console()
+        agent = agent_sections(config, SeagentConfig)
+        s = agent.seagent
+        server = None
+        url = agent.env.url
+        if not url:
+            server = AppServer(docs=False).start()
+            url = server.app_url(s.app)
+        try:
+            return self._run(agent, config.job, run_dir, resume, url, console)
+        finally:
+            if server is not None:
+                server.stop()
+
+    def _run(
+        self, agent: SeagentConfig, job: str, run_dir: Path, resume: bool, url: str, console: Console
+    ) -> dict[str, Any]:
+        s = agent.seagent
+        agent.env.kwargs["url"] = url
+        sft_kwargs = {**agent.env.task_kwargs, **agent.sft.task_kwargs}
+        pool = sft_pool(sft_kwargs.get("apps"), None, sft_kwargs.get("difficulties", (1,)), 1, ())
+        WebAgent._record(pool, s.demo_workers, console)
+        judge: dict[str, Any] = {}
+        if s.variant == "wsm":
+            model = s.wsm_model
+            if model is None:
+                model, judge["training"] = train_wsm(s, console)
+            if s.wsm_eval_seeds:
+                judge["agreement"] = wsm_agreement(s, model, console)
+                overall = judge["agreement"]["all"]
+                console.print(
+                    f"wsm on {s.app} (never trained on): success accuracy {overall['success_accuracy']:.3f}, "
+                    f"first-error accuracy {overall.get('first_error_accuracy', float('nan')):.3f}"
+                )
+            source = agent.tasks if agent.tasks.source == CURRICULUM else SeagentTaskSettings(source=CURRICULUM)
+            tasks = SeagentTaskSettings(source=CURRICULUM, kwargs={**source.kwargs, "url": url})
+            given = agent.reward if agent.reward is not None and agent.reward.entry == WSM else None
+            reward = RewardSettings(
+                entry=WSM,
+                num_actors=given.num_actors if given else 1,
+                resources=given.resources if given else {"num_cpus": 0},
+                kwargs={**(given.kwargs if given else {}), "model": model},
+                mode="replace",
+            )
+            agent = agent.model_copy(update={"tasks": tasks, "reward": reward})
+        else:
+            agent = agent.model_copy(update={"tasks": SeagentTaskSettings(), "reward": None})
+        corpus = [part for turns in demonstrations(pool) for turn in turns for part in turn if part]
+        corpus += [make_task(f"{tid}/{seed}").goal for tid in list_tasks() if not tid.startswith(f"{s.app}/")
+                   for seed in range(20)]  # fmt: skip
+        corpus += [first_screen(url)] * 3
+        model_path = initial_model(agent, run_dir, corpus)
+        hook = JudgedExamples(s.judged_examples)
+        trainer = AgentTrainer(agent, run_dir, model_path, console=console, hooks=[hook])
+        try:
+            result = trainer.run(resume=resume)
+            examples = trainer.examples(s.examples, failures=1)
+            curriculum = trainer.source.state() if s.variant == "wsm" else {}
+        finally:
+            trainer.shutdown()
+        examples = screenshots.capture(examples, run_dir, s.screenshot_size) if examples else []
+        details = {"variant": s.variant, "url": url, "wsm": judge, "curriculum": curriculum, "judged": hook.kept}
+        (run_dir / "seagent.json").write_text(json.dumps(details, indent=2, default=str))
+        (run_dir / "seagent.html").write_text(render(details))
+        summary = write_report(
+            run_dir,
+            job,
+            self.claim,
+            before=result["eval/before"],
+            after=result["eval/after"],
+            min_gain=MIN_GAIN,
+            examples=examples,
+            extra={
+                "seed": agent.trainer.seed,
+                "variant": s.variant,
+                "app": s.app,
+                "url": url,
+                "wsm_agreement": judge.get("agreement", {}).get("all", {}),
+                "guidebook_entries": len(curriculum.get("guidebook", {})),
+                "details": "seagent.html",
+            },
+        )
+        console.print(
+            f"held-out success on {s.app} ({s.variant}): {summary['before_success']:.3f} → "
+            f"{summary['after_success']:.3f} (gain {summary['gain']:+.3f})"
+        )
+        return summary
+
+
+def render(details: dict[str, Any]) -> str:
+    """`seagent.html`: the WSM's agreement, the guidebook, the curriculum and judged trajectories."""
+    e = html.escape
+    parts = [f"<html><body><h1>SEAgent: {e(details['variant'])} on {e(details['url'])}</h1>"]
+    agreement = details.get("wsm", {}).get("agreement")
+    if agreement:
+        parts.append("<h2>World State Model against the checker (an app it was not trained on)</h2><table border=1>")
+        parts.append("<tr><th>trajectories</th><th>n</th><th>success acc.</th><th>first-error acc.</th></tr>")
+        for kind, row in agreement.items():
+            first = row.get("first_error_accuracy")
+            parts.append(
+                f"<tr><td>{e(kind)}</td><td>{int(row['n'])}</td><td>{row['success_accuracy']:.3f}</td>"
+                f"<td>{'' if first is None else f'{first:.3f}'}</td></tr>"
+            )
+        parts.append("</table>")
+    guidebook = details.get("curriculum", {}).get("guidebook", {})
+    if guidebook:
+        parts.append("<h2>Guidebook</h2><table border=1><tr><th>control</th><th>role</th><th>observed effect</th>"
+                     "<th>judged done / tries</th></tr>")  # fmt: skip
+        for entry in guidebook.values():
+            parts.append(
+                f"<tr><td>{e(entry['key'])}</td><td>{e(entry['role'])}</td><td><pre>{e(entry['effect'])}</pre></td>"
+                f"<td>{entry['successes']} / {entry['tries']}</td></tr>"
+            )
+        parts.append("</table>")
+    history = details.get("curriculum", {}).get("history", [])
+    if history:
+        parts.append("<h2>Curriculum (latest tasks, WSM verdict)</h2><ul>")
+        parts.extend(
+            f"<li>level {h['level']}: {e(h['instruction'])} — {'done' if h['success'] else 'not done'}</li>"
+            for h in history[-60:]
+        )
+        parts.append("</ul>")
+    for example in details.get("judged", []):
+        parts.append(
+            f"<h3>{e(example['instruction'])} (step {example['step']}): "
+            f"{'done' if example['success'] else 'not done'}, first error {example['first_error_step']}</h3><ol>"
+        )
+        for index, action in enumerate(example["actions"]):
+            label = example["labels"][index] if index < len(example["labels"]) else ""
+            note = example["captions"][index] if index < len(example["captions"]) else ""
+            parts.append(
+                f"<li><pre>{e(example['screens'][index])}</pre><b>{e(action)}</b> [{e(label)}]<pre>{e(note)}</pre></li>"
+            )
+        parts.append(f"</ol><p>final screen</p><pre>{e(example['screens'][-1])}</pre>")
+    parts.append("</body></html>")
+    return "".join(parts)

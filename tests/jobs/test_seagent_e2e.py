@@ -1,0 +1,49 @@
+"""One tiny `raygent run seagent` end to end: exploration and guidebook, curriculum tasks on an unknown page, the
+World State Model in its reward actor (a tiny judge, to keep it short), GRPO + adversarial imitation, evaluation
+with the app's checker before and after, and the report's SEAgent page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import raygent, records
+
+pytestmark = [pytest.mark.ray, pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def tiny_judge(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from raygent.policies.presets import build_tiny_model
+    from raygent.policies.tokenizer import build_tokenizer
+
+    directory = tmp_path_factory.mktemp("judge")
+    corpus = ["+ menu Audio ~ button Mute -> Unmute", " yes", " no", "Task: Answer: yes no"] * 50
+    return build_tiny_model("tiny-qwen2", build_tokenizer(corpus, directory, vocab_size=300), directory)
+
+
+def test_raygent_run_seagent_end_to_end(tmp_path: Path, tiny_judge: Path) -> None:
+    out = tmp_path / "run"
+    done = raygent(
+        "run", "seagent",
+        "trainer.steps=1", "trainer.eval_tasks=4", "sft.steps=2", "rollout.groups_per_step=2",
+        "rollout.group_size=2", "rollout.max_turns=2", "tasks.kwargs.explore_episodes=6",
+        f"seagent.wsm_model={tiny_judge}", "seagent.wsm_eval_seeds=0", "trainer.tensorboard=false",
+        "--out", str(out),
+        timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    details = json.loads((out / "seagent.json").read_text())
+    assert summary["variant"] == "wsm" and 0.0 <= summary["after_success"] <= 1.0
+    assert details["url"].startswith("http://127.0.0.1:") and details["curriculum"]["explored"]
+    assert len(details["curriculum"]["guidebook"]) >= 3
+    judged = [r for r in records(out) if r["stage"] == "judge"]
+    assert judged, "the WSM judged the training batch"
+    grpo = [r for r in records(out) if r["stage"] == "grpo"]
+    assert len(grpo) == 1 and "judge/success" in grpo[0]
+    assert details["judged"] and all(example["captions"] for example in details["judged"])
+    assert all(task_id.startswith("url_") for task_id in grpo[0]["task_ids"])  # the curriculum's tasks
+    assert (out / "seagent.html").is_file() and (out / "report.html").is_file()
