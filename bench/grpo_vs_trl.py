@@ -4,7 +4,10 @@ Both sides train the same `tiny-qwen2` checkpoint (built here with a tokenizer t
 `--prompts` chat prompts, sampling `--group` completions of at most `--completion-tokens` tokens per prompt at
 temperature 1 (no top-k/top-p), rewarded by the same pure function of the completion text (`digit_reward`), with
 group-normalized advantages, the clipped surrogate (ε = 0.2), token-mean loss, no KL term (no reference model),
-AdamW at the same learning rate and gradient clipping at 1.0.
+AdamW at the same learning rate and gradient clipping at 1.0, the same precision (`--precision none`: float32
+throughout; `bf16`: the learner's forward passes under bf16 autocast on both sides, `learner.autocast` and TRL's
+`bf16`), and no gradient checkpointing (TRL's `GRPOConfig` defaults to bf16 autocast and gradient checkpointing;
+both are set explicitly here).
 
 - raygent's step: `HFBackend.generate` on the prompts repeated `--group` times, the rewards,
   `group_advantages`, `Sample`s from the completions' recorded `prompt_ids`/`response_ids`/`logprobs`,
@@ -21,12 +24,13 @@ steps; the first step of every run is warm-up and dropped. Everything runs on on
 
     python bench/grpo_vs_trl.py [--prompts 4] [--group 4] [--completion-tokens 16] [--steps 5] [--runs 2]
     python bench/grpo_vs_trl.py --preset smollm2-135m-instruct      # the SmolLM2-135M row
+    python bench/grpo_vs_trl.py --preset smollm2-135m-instruct --precision bf16
 
 `--preset` is a tiny preset built here (default `tiny-qwen2`, with a tokenizer trained on ToolCalc text) or a
 pretrained one (`smollm2-135m-instruct`: its converted directory in the cache, with its own tokenizer and chat
 template); both sides load the same directory.
 
-Last line: `ours_step_s=… trl_step_s=… ratio=… trl_version=… preset=…` (ratio = ours / TRL; target ≤ 1.0).
+Last line: `ours_step_s=… trl_step_s=… ratio=… trl_version=… preset=… precision=…` (ratio = ours / TRL; target ≤ 1.0).
 """
 
 from __future__ import annotations
@@ -78,7 +82,7 @@ def prompt_texts(tokenizer: PreTrainedTokenizerBase, count: int, seed: int = 0) 
 
 def our_run(model_dir: Path, prompts: list[list[int]], args: argparse.Namespace, seed: int) -> list[float]:
     """Seconds of each of `args.steps` raygent GRPO steps on a freshly loaded model."""
-    settings = LearnerSettings(lr=args.lr, grad_clip=1.0, num_cpus=0)
+    settings = LearnerSettings(lr=args.lr, grad_clip=1.0, num_cpus=0, autocast=args.precision)
     learner = Learner(str(model_dir), settings, seed=seed, temperature=1.0)
     backend = HFBackend.from_pretrained(model_dir)
     params = SamplingParams(temperature=1.0, max_new_tokens=args.completion_tokens)
@@ -151,6 +155,8 @@ def trl_run(model_dir: Path, prompts: list[str], args: argparse.Namespace, seed:
         save_strategy="no",
         report_to="none",
         use_cpu=True,
+        bf16=args.precision == "bf16",  # TRL's default is True (bf16 autocast), which raygent matches only when asked
+        gradient_checkpointing=False,  # TRL's default is True; raygent's learner recomputes nothing
         seed=seed,
         disable_tqdm=True,
         dataloader_num_workers=0,
@@ -187,6 +193,10 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=1e-5)
     parser.add_argument("--preset", default="tiny-qwen2")
     parser.add_argument("--vocab-size", type=int, default=2048)
+    parser.add_argument(
+        "--precision", choices=("none", "bf16"), default="none",
+        help="both sides' forward passes: float32, or bf16 autocast (raygent's learner.autocast, TRL's bf16)",
+    )
     args = parser.parse_args()
     if args.steps < 2:
         parser.error("--steps must be at least 2 (the first step of each run is warm-up)")
@@ -217,7 +227,7 @@ def main() -> None:
     ours_s, trl_s = statistics.median(ours), statistics.median(theirs)
     print(
         f"ours_step_s={ours_s:.3f} trl_step_s={trl_s:.3f} ratio={ours_s / trl_s:.2f} trl_version={trl.__version__} "
-        f"preset={args.preset}"
+        f"preset={args.preset} precision={args.precision}"
     )
 
 

@@ -181,9 +181,9 @@ class Learner:
         keep = torch.unique(scored) if scored.numel() else positions[:1, :1].flatten()
         lookup = torch.zeros(batch.input_ids.shape[1], dtype=torch.long, device=device)
         lookup[keep] = torch.arange(len(keep), device=device)
-        logits = model(
-            input_ids=batch.input_ids.to(device), attention_mask=batch.attention_mask.to(device), logits_to_keep=keep
-        ).logits
+        inputs = {"input_ids": batch.input_ids.to(device), "attention_mask": batch.attention_mask.to(device)}
+        with torch.autocast(torch.device(device).type, dtype=torch.bfloat16, enabled=self.settings.autocast == "bf16"):
+            logits = model(**inputs, logits_to_keep=keep).logits.float()
         index = lookup[positions].unsqueeze(-1).expand(-1, -1, logits.shape[-1])
         return logits.gather(1, index).cpu() if device != "cpu" else logits.gather(1, index)
 

@@ -133,6 +133,11 @@ class LearnerSettings(Section):
     """Torch threads of the learner; None keeps Ray's (one per reserved CPU). In sync mode the learner and the
     rollouts take turns, so a learner may use more threads than the CPUs it reserves."""
     device: str = "cpu"
+    autocast: Literal["none", "bf16"] = "none"
+    """Mixed precision of the learner's forward passes: `bf16` runs them under `torch.autocast` in bfloat16 (weights,
+    gradients and optimizer state stay float32; logits are cast back to float32 before log-softmax). Faster where
+    the hardware has bf16 matrix units (GPUs; CPUs with AVX512-BF16/AMX); the recorded logprobs of a float32 engine
+    then differ from the learner's by bf16 rounding, which the PPO ratio sees as noise."""
 
 
 class SFTSettings(Section):

@@ -192,6 +192,23 @@ def test_sft_lowers_the_loss_and_changes_the_weights(model_dir: Path) -> None:
     assert learner.version == 8
 
 
+
+def test_bf16_autocast_scores_close_to_float32_and_keeps_float32_weights(model_dir: Path) -> None:
+    tasks = toolcalc_tasks("train", 2, 4)
+    plain = Learner(str(model_dir), LearnerSettings(lr=3e-3, micro_batch_tokens=512))
+    mixed = Learner(str(model_dir), LearnerSettings(lr=3e-3, micro_batch_tokens=512, autocast="bf16"))
+    samples = [
+        sample
+        for task, turns in zip(tasks, toolcalc_demonstrations(tasks), strict=True)
+        for sample in samples_from_demonstration(plain.tokenizer, FORMAT, task, turns)
+    ]
+    exact, rounded = plain.evaluate_logprobs(samples), mixed.evaluate_logprobs(samples)
+    gaps = [abs(a - b) for row, other in zip(exact, rounded, strict=True) for a, b in zip(row, other, strict=True)]
+    assert 0 < max(gaps) < 0.1  # bf16 rounding: not bit-identical, but the same distribution
+    losses = [mixed.sft(samples)["learner/sft/loss"] for _ in range(6)]
+    assert losses[-1] < 0.8 * losses[0]
+    assert all(v.dtype == torch.float32 for v in mixed.weights().values())
+
 def _trajectory(task: Task, group: str, prompt: list[int], response: list[int], reward: float) -> Trajectory:
     step = Step(
         observation=Observation(text="o"),
