@@ -45,5 +45,5 @@ def test_raygent_run_seagent_end_to_end(tmp_path: Path, tiny_judge: Path) -> Non
     grpo = [r for r in records(out) if r["stage"] == "grpo"]
     assert len(grpo) == 1 and "judge/success" in grpo[0]
     assert details["judged"] and all(example["captions"] for example in details["judged"])
-    assert all(task_id.startswith("url_") for task_id in grpo[0]["task_ids"])  # the curriculum's tasks
+    assert all(task_id.startswith("url_") for task_id in grpo[0]["data/task_ids"])  # the curriculum's tasks
     assert (out / "seagent.html").is_file() and (out / "report.html").is_file()
