@@ -19,8 +19,11 @@ both are set explicitly here).
   clipping, optimizer step; TRL's logging after the step is left out).
 
 Runs alternate (raygent, TRL, raygent, TRL, ...) in this process, each on a freshly loaded model for `--steps`
-steps; the first step of every run is warm-up and dropped. Everything runs on one torch thread
-(`torch.set_num_threads(1)`). Medians over the remaining steps are compared.
+steps; the first step of every run is warm-up and dropped. On the CPU everything runs on one torch thread
+(`torch.set_num_threads(1)`). Medians over the remaining steps are compared. `--device cuda` puts both sides'
+models (and raygent's engine) on the GPU (`bench/gpu_paths.py` runs it so); `--micro-batch-tokens` and
+`--engine-batch` are raygent's `learner.micro_batch_tokens` and sequences per generate call (TRL generates and
+trains the whole batch at once).
 
     python bench/grpo_vs_trl.py [--prompts 4] [--group 4] [--completion-tokens 16] [--steps 5] [--runs 2]
     python bench/grpo_vs_trl.py --preset smollm2-135m-instruct      # the SmolLM2-135M row
@@ -28,9 +31,10 @@ steps; the first step of every run is warm-up and dropped. Everything runs on on
 
 `--preset` is a tiny preset built here (default `tiny-qwen2`, with a tokenizer trained on ToolCalc text) or a
 pretrained one (`smollm2-135m-instruct`: its converted directory in the cache, with its own tokenizer and chat
-template); both sides load the same directory.
+template); `--model-dir` any checkpoint directory; both sides load the same directory.
 
-Last line: `ours_step_s=… trl_step_s=… ratio=… trl_version=… preset=… precision=…` (ratio = ours / TRL; target ≤ 1.0).
+Last line: `ours_step_s=… trl_step_s=… ratio=… trl_version=… preset=… precision=… device=…` (ratio = ours / TRL;
+target ≤ 1.0).
 """
 
 from __future__ import annotations
@@ -80,11 +84,21 @@ def prompt_texts(tokenizer: PreTrainedTokenizerBase, count: int, seed: int = 0) 
     return [render_prompt(tokenizer, [ChatMessage(role="user", content=task.instruction)]) for task in tasks]
 
 
-def our_run(model_dir: Path, prompts: list[list[int]], args: argparse.Namespace, seed: int) -> list[float]:
-    """Seconds of each of `args.steps` raygent GRPO steps on a freshly loaded model."""
-    settings = LearnerSettings(lr=args.lr, grad_clip=1.0, num_cpus=0, autocast=args.precision)
+def our_run(
+    model_dir: Path, prompts: list[list[int]], args: argparse.Namespace, seed: int
+) -> tuple[list[float], float]:
+    """Seconds of each of `args.steps` raygent GRPO steps on a freshly loaded model, and the mean completion
+    length in tokens."""
+    settings = LearnerSettings(
+        lr=args.lr,
+        grad_clip=1.0,
+        num_cpus=0,
+        autocast=args.precision,
+        device=args.device,
+        micro_batch_tokens=args.micro_batch_tokens,
+    )
     learner = Learner(str(model_dir), settings, seed=seed, temperature=1.0)
-    backend = HFBackend.from_pretrained(model_dir)
+    backend = HFBackend.from_pretrained(model_dir, device=args.device, max_batch_size=args.engine_batch)
     params = SamplingParams(temperature=1.0, max_new_tokens=args.completion_tokens)
     requests = [prompt for prompt in prompts for _ in range(args.group)]
     groups = torch.arange(len(prompts)).repeat_interleave(args.group)
@@ -110,7 +124,7 @@ def our_run(model_dir: Path, prompts: list[list[int]], args: argparse.Namespace,
         times.append(time.perf_counter() - start)
         lengths.append(statistics.mean(len(completion.response_ids) for completion in completions))
     print(f"  ours: steps {_seconds(times)}, mean completion length {statistics.mean(lengths):.1f}", flush=True)
-    return times
+    return times, statistics.mean(lengths)
 
 
 class StepTimer(TrainerCallback):
@@ -124,6 +138,8 @@ class StepTimer(TrainerCallback):
         self._start = time.perf_counter()
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()  # the optimizer step's kernels are part of the step
         self.times.append(time.perf_counter() - self._start)
 
 
@@ -154,7 +170,7 @@ def trl_run(model_dir: Path, prompts: list[str], args: argparse.Namespace, seed:
         logging_steps=1,
         save_strategy="no",
         report_to="none",
-        use_cpu=True,
+        use_cpu=args.device == "cpu",
         bf16=args.precision == "bf16",  # TRL's default is True (bf16 autocast), which raygent matches only when asked
         gradient_checkpointing=False,  # TRL's default is True; raygent's learner recomputes nothing
         seed=seed,
@@ -192,9 +208,15 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=2, help="runs of each side, interleaved")
     parser.add_argument("--lr", type=float, default=1e-5)
     parser.add_argument("--preset", default="tiny-qwen2")
+    parser.add_argument("--model-dir", type=Path, help="a checkpoint directory both sides load (instead of --preset)")
+    parser.add_argument("--device", default="cpu", help="cpu, or cuda: both sides' model (and the engine) on the GPU")
+    parser.add_argument("--micro-batch-tokens", type=int, default=4096, help="raygent's learner.micro_batch_tokens")
+    parser.add_argument("--engine-batch", type=int, default=64, help="raygent's HF engine: sequences per generate call")
     parser.add_argument("--vocab-size", type=int, default=2048)
     parser.add_argument(
-        "--precision", choices=("none", "bf16"), default="none",
+        "--precision",
+        choices=("none", "bf16"),
+        default="none",
         help="both sides' forward passes: float32, or bf16 autocast (raygent's learner.autocast, TRL's bf16)",
     )
     args = parser.parse_args()
@@ -205,12 +227,16 @@ def main() -> None:
     except ImportError:
         sys.exit("bench/grpo_vs_trl.py needs TRL: pip install -e '.[bench]'")
 
-    torch.set_num_threads(1)
-    print(f"trl {trl.__version__}, torch {torch.__version__}", flush=True)
+    if args.device == "cpu":
+        torch.set_num_threads(1)
+    print(f"trl {trl.__version__}, torch {torch.__version__}, device {args.device}", flush=True)
     ours: list[float] = []
     theirs: list[float] = []
     with tempfile.TemporaryDirectory(prefix="bench_grpo_") as directory:
-        if args.preset in PRETRAINED:
+        if args.model_dir is not None:
+            model_dir = resolve_model(args.model_dir)
+            tokenizer = load_tokenizer(model_dir)
+        elif args.preset in PRETRAINED:
             model_dir = resolve_model(args.preset)
             tokenizer = load_tokenizer(model_dir)
         else:
@@ -222,12 +248,12 @@ def main() -> None:
             raise RuntimeError("TRL would tokenize the prompts differently from raygent's encode_prompt")
         for run in range(args.runs):
             print(f"run {run}", flush=True)
-            ours.extend(our_run(model_dir, ids, args, seed=run)[1:])
+            ours.extend(our_run(model_dir, ids, args, seed=run)[0][1:])
             theirs.extend(trl_run(model_dir, texts, args, seed=run, output_dir=Path(directory) / f"trl{run}")[1:])
     ours_s, trl_s = statistics.median(ours), statistics.median(theirs)
     print(
         f"ours_step_s={ours_s:.3f} trl_step_s={trl_s:.3f} ratio={ours_s / trl_s:.2f} trl_version={trl.__version__} "
-        f"preset={args.preset} precision={args.precision}"
+        f"preset={args.model_dir or args.preset} precision={args.precision} device={args.device}"
     )
 
 

@@ -12,7 +12,7 @@ the full batch's gradient whatever the packing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import torch
 from torch import Tensor
@@ -65,6 +65,10 @@ class MicroBatch:
     @property
     def size(self) -> int:
         return int(self.input_ids.shape[0])
+
+    def to(self, device: str | torch.device) -> MicroBatch:
+        """The batch with every tensor on `device` (the learner's: the loss runs where the logits are)."""
+        return MicroBatch(**{f.name: getattr(self, f.name).to(device) for f in fields(self)})
 
 
 def collate(samples: Sequence[Sample], pad_id: int) -> MicroBatch:

@@ -95,7 +95,7 @@ class Learner:
         stats: dict[str, float] = defaultdict(float)
         self.optimizer.zero_grad(set_to_none=True)
         for group in self._micro_batches(samples):
-            batch = collate(group, self.pad_id)
+            batch = self._collate(group)
             logits = self._response_logits(self.wrapped, batch)
             result = sft_loss(logits, batch.response_ids, batch.loss_mask, denominator=total)
             result.loss.backward()
@@ -128,9 +128,9 @@ class Learner:
         # importance weights it is the current forward pass, detached, so no extra no-grad pass is needed.
         reuse = self.settings.updates_per_batch == 1 and loss_config.off_policy_correction == "none"
         if first and not reuse:
-            self._proximal = [self._logprobs(collate(g, self.pad_id), grad=False) for g in groups]
+            self._proximal = [self._logprobs(self._collate(g), grad=False) for g in groups]
         for index, group in enumerate(groups):
-            batch = collate(group, self.pad_id)
+            batch = self._collate(group)
             logits = self._response_logits(self.wrapped, batch)
             logprobs = token_logprobs(logits, batch.response_ids, self.temperature)
             proximal = logprobs.detach() if reuse else self._proximal[index]
@@ -169,23 +169,27 @@ class Learner:
 
     # -- forward passes ---------------------------------------------------------------------------------------
 
+    def _collate(self, samples: Sequence[Sample]) -> MicroBatch:
+        """A micro-batch on the learner's device: the forward pass, the loss terms and the backward all run there."""
+        return collate(samples, self.pad_id).to(self.settings.device)
+
     def _response_logits(self, model: torch.nn.Module, batch: MicroBatch) -> Tensor:
         """Logits scoring each response token: `[B, T, V]`.
 
         The LM head runs only at the positions some row's response is scored from (`logits_to_keep`, the union over
         the micro-batch, which packing keeps narrow): with a real vocabulary (49 k for SmolLM2) the head over every
         prompt position would cost more than the transformer."""
-        device = self.settings.device
-        positions = batch.positions.to(device)
-        scored = positions[batch.loss_mask.to(device) > 0]
+        positions = batch.positions
+        device = positions.device
+        scored = positions[batch.loss_mask > 0]
         keep = torch.unique(scored) if scored.numel() else positions[:1, :1].flatten()
         lookup = torch.zeros(batch.input_ids.shape[1], dtype=torch.long, device=device)
         lookup[keep] = torch.arange(len(keep), device=device)
-        inputs = {"input_ids": batch.input_ids.to(device), "attention_mask": batch.attention_mask.to(device)}
-        with torch.autocast(torch.device(device).type, dtype=torch.bfloat16, enabled=self.settings.autocast == "bf16"):
+        inputs = {"input_ids": batch.input_ids, "attention_mask": batch.attention_mask}
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=self.settings.autocast == "bf16"):
             logits = model(**inputs, logits_to_keep=keep).logits.float()
         index = lookup[positions].unsqueeze(-1).expand(-1, -1, logits.shape[-1])
-        return logits.gather(1, index).cpu() if device != "cpu" else logits.gather(1, index)
+        return logits.gather(1, index)
 
     def _logprobs(self, batch: MicroBatch, grad: bool) -> Tensor:
         with torch.set_grad_enabled(grad):
@@ -252,7 +256,7 @@ class Learner:
         """Teacher-forced log-probabilities of each sample's response (for checks and importance weights)."""
         out: list[list[float]] = []
         for s in samples:
-            batch = collate([s], self.pad_id)
+            batch = self._collate([s])
             out.append(self._logprobs(batch, grad=False)[0, : len(s.response_ids)].tolist())
         return out
 
