@@ -21,12 +21,16 @@ lint: setup
 	$(BIN)/mypy platform policies environments rewards jobs
 	$(BIN)/python scripts/lint_imports.py
 
+# Test files run on PYTEST_WORKERS processes (pytest-xdist; a file's tests stay together, so a module's fixtures
+# run once): most of the suite waits on Ray, browsers and subprocesses, which overlap on 2 cores.
+PYTEST_WORKERS ?= 2
+
 test: lint
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest tests -n $(PYTEST_WORKERS) --dist loadfile
 
 # The edit loop (under 3 minutes on 2 cores): no Ray clusters, browsers, vLLM engines or slow tests, no lint.
 test-fast: setup
-	$(BIN)/python -m pytest tests -m "not slow and not ray and not browser and not vllm" -q
+	$(BIN)/python -m pytest tests -m "not slow and not ray and not browser and not vllm" -q -n $(PYTEST_WORKERS) --dist loadfile
 
 bench: setup
 	$(BIN)/python bench/tune_overhead.py

@@ -170,6 +170,7 @@ def reduced_grid() -> pd.DataFrame:
     return grid_locally(FourRCStudy(), fixed, {"variant": ["factorised", "direct"], "seed": [0, 1]})
 
 
+@pytest.mark.slow  # a reduced sweep: in `make test`, not in the edit loop
 def test_claim_shape_on_a_reduced_grid(reduced_grid: pd.DataFrame) -> None:
     assert (reduced_grid["status"] == "TERMINATED").all()
     verdict = FourRCStudy().analyze(reduced_grid)
@@ -178,6 +179,7 @@ def test_claim_shape_on_a_reduced_grid(reduced_grid: pd.DataFrame) -> None:
     assert verdict.evidence["factorised_epe_rises_with_offset"]
 
 
+@pytest.mark.slow  # a reduced sweep: in `make test`, not in the edit loop
 def test_plot_writes_a_png(reduced_grid: pd.DataFrame, tmp_path: Path) -> None:
     path = tmp_path / "four_rc.png"
     FourRCStudy().plot(reduced_grid, path)

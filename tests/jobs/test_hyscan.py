@@ -262,6 +262,7 @@ def test_trial_checkpoints_after_training_and_resumes_without_retraining(monkeyp
 # ---------------------------------------------------------------- what holds on a reduced grid
 
 
+@pytest.mark.slow  # a reduced sweep: in `make test`, not in the edit loop
 def test_reduced_grid_norms_clean_drop_and_consistent_verdict():
     """Reduced sizes (6 epochs, 300 clean test points, 30 certified with N = 200, 40 attacked with 5 EOT-PGD steps)
     at the default σ and attention noise, three seeds, through `analyze`; orderings and bounds only.

@@ -240,6 +240,7 @@ def test_yaml_config_validates() -> None:
     assert config.sweep.max_concurrent_trials == 2
 
 
+@pytest.mark.slow  # a reduced sweep: in `make test`, not in the edit loop
 def test_claim_shape_on_reduced_grid() -> None:
     """Two cases x lambda {0, 1} x 2 seeds: dynamics kept, spurious residual removed, tail kept, entropy up."""
     study = LrrnnFlowsStudy()

@@ -196,6 +196,7 @@ REDUCED = {
 }
 
 
+@pytest.mark.slow  # a reduced sweep: in `make test`, not in the edit loop
 def test_claim_shape_on_reduced_grid(tmp_path: Path) -> None:
     study = NeuqiStudy()
     results = grid_locally(study, {**REDUCED, "cache_dir": str(tmp_path)}, {"seed": [0, 1, 2], "bits": [2, 3, 4]})

@@ -205,12 +205,12 @@ def test_every_seam_changes_a_run(model_dir: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("override", "key"),
-    [
+    [  # one in the edit loop; each is a fresh `raygent` process (~9 s of imports), so the rest run in `make test`
         ("reward.entry=no_such_module:Judge", "reward.entry"),
-        ("rollout.agent=raygent.platform.rl.agent_loop:NoLoop", "rollout.agent"),
-        ("tasks.source=raygent.platform.rl.tasks:Nope", "tasks.source"),
-        ("learner.loss.terms=[{name: grpoo}]", "learner.loss.terms"),
-        ("learner.loss.advantage=rlooo", "learner.loss.advantage"),
+        pytest.param("rollout.agent=raygent.platform.rl.agent_loop:NoLoop", "rollout.agent", marks=pytest.mark.slow),
+        pytest.param("tasks.source=raygent.platform.rl.tasks:Nope", "tasks.source", marks=pytest.mark.slow),
+        pytest.param("learner.loss.terms=[{name: grpoo}]", "learner.loss.terms", marks=pytest.mark.slow),
+        pytest.param("learner.loss.advantage=rlooo", "learner.loss.advantage", marks=pytest.mark.slow),
     ],
 )
 def test_a_bad_plugin_name_exits_2_naming_the_key(override: str, key: str, tmp_path: Path) -> None:
