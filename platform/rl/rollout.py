@@ -11,6 +11,10 @@ failure (no steps it has are trained on, and it is not counted as an agent failu
 The episode's context belongs to an agent loop (`agent_loop.py`, `rollout.agent`): it builds each prompt and turns
 each completion into an environment action or an agent-side tool call answered without an environment step.
 
+What an episode's last `info` says: `success` (the checker's verdict; default: the last reward > 0), or
+`checker: False` when the environment has no checker (any page, SEAgent's setting): the trajectory's `success` is
+then None until a reward model judges it, and a judge's agreement is not measured against it.
+
 Token bookkeeping: each step records the exact prompt ids the engine saw and the response ids and
 log-probabilities it returned, with the engine's weight version. Environment and tool text only ever appears
 inside later prompts, so it is never a trained token.
@@ -332,7 +336,8 @@ class EpisodeRunner:
         episode.loop.observe(observation, float(reward), info)
         episode.truncated = episode.truncated or completion.finish_reason == "length"
         if terminated or truncated or len(episode.steps) >= self.max_turns:
-            episode.success = bool(info.get("success", float(reward) > 0))
+            verdict = info.get("success", float(reward) > 0) if info.get("checker", True) else None
+            episode.success = None if verdict is None else bool(verdict)
             return "done"
         return "continue"
 

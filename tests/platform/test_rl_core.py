@@ -176,6 +176,23 @@ def test_a_crashed_or_hung_environment_is_rebuilt_and_its_episode_retried(backen
     FlakyEnv.failures, FlakyEnv.hang_s = 0, 0.0
 
 
+class UncheckedEnv(ToolCalcEnv):
+    """ToolCalc that says it has no checker (as a page nobody wrote a task for does): `info["checker"] = False`."""
+
+    def step(self, action: str) -> Any:
+        observation, reward, terminated, truncated, info = super().step(action)
+        return observation, reward, terminated, truncated, {**info, "checker": False}
+
+
+def test_an_environment_without_a_checker_leaves_success_to_a_judge(backend: HFBackend) -> None:
+    task = toolcalc_tasks("train", 1, 1)[0]
+    answer = scripted_generate(backend.tokenizer, f"answer({task.params['answer']})")
+    for env_class, expected in ((ToolCalcEnv, True), (UncheckedEnv, None)):
+        runner = EpisodeRunner(env_class, 1, backend.tokenizer, FORMAT, answer, max_turns=2)
+        (trajectory,) = runner.run([EpisodeRequest(task, "g")], SAMPLING)
+        assert trajectory.steps[-1].reward > 0 and trajectory.success is expected
+
+
 def test_sft_lowers_the_loss_and_changes_the_weights(model_dir: Path) -> None:
     learner = Learner(str(model_dir), LearnerSettings(lr=3e-3, micro_batch_tokens=512))
     tasks = toolcalc_tasks("train", 2, 6)
