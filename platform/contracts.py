@@ -122,6 +122,9 @@ class Judgement(Contract):
     gives them) say whether each step was correct, redundant or an error; `first_error_step` is the index of the
     first error step (None: no error found, or the model does not localise errors); `reason` is a short
     explanation; `info` carries model-specific structure (e.g. the World State Model's per-step captions).
+    `infra_failure`: the model could not judge (its endpoint failed or kept answering malformed, after its own
+    retries); the trajectory then becomes an infrastructure failure (not trained on, not counted as an agent
+    failure, not shown to the task source), whatever `score` and `success` say.
     """
 
     score: float
@@ -130,6 +133,7 @@ class Judgement(Contract):
     step_labels: list[StepLabel] | None = None
     first_error_step: int | None = Field(default=None, ge=0)
     info: dict[str, Any] = Field(default_factory=dict)
+    infra_failure: bool = False
 
 
 class Trajectory(Contract):

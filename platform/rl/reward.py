@@ -128,7 +128,10 @@ class JudgeStage:
 def apply_judgement(trajectory: Trajectory, judgement: Judgement, mode: Literal["replace", "add"]) -> Trajectory:
     """The trajectory with `judgement`: `replace` takes its score and success, `add` adds its score to the
     environment's reward (the environment's success stands). Per-step failure labels come from the judge's
-    first error step (that step alone is the failure action, SEAgent's reading) or else its step labels."""
+    first error step (that step alone is the failure action, SEAgent's reading) or else its step labels. A
+    judgement that is an infrastructure failure makes the trajectory one (and changes nothing else)."""
+    if judgement.infra_failure:
+        return trajectory.model_copy(update={"judgement": judgement, "infra_failure": True})
     steps = trajectory.steps
     if judgement.first_error_step is not None and judgement.first_error_step < len(steps):
         steps = [s.model_copy(update={"failure": i == judgement.first_error_step}) for i, s in enumerate(steps)]
@@ -149,10 +152,19 @@ def judge_metrics(before: Sequence[Trajectory], after: Sequence[Trajectory]) -> 
     stats: dict[str, float] = {}
     if not after:
         return stats
-    verdicts = [t.judgement for t in after if t.judgement is not None]
+    failed = sum(t.judgement is not None and t.judgement.infra_failure for t in after)
+    if failed:
+        stats["judge/infra_failures"] = float(failed)
+    verdicts = [t.judgement for t in after if t.judgement is not None and not t.judgement.infra_failure]
+    if not verdicts:
+        return stats
     stats["judge/success"] = sum(j.success for j in verdicts) / len(verdicts)
     stats["judge/score"] = sum(j.score for j in verdicts) / len(verdicts)
-    pairs = [(b, a.judgement) for b, a in zip(before, after, strict=True) if a.judgement is not None]
+    pairs = [
+        (b, a.judgement)
+        for b, a in zip(before, after, strict=True)
+        if a.judgement is not None and not a.judgement.infra_failure
+    ]
     checked = [(b, j) for b, j in pairs if b.success is not None]
     if checked:
         stats["judge/agreement"] = sum(bool(b.success) == j.success for b, j in checked) / len(checked)

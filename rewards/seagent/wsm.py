@@ -25,10 +25,9 @@ Backends (one interface, `backend` switches):
   done question over the caption of the first screen against the final one. Deterministic.
 - `vlm` (cluster): one chat request per trajectory to an OpenAI-compatible endpoint (a vLLM server of a VLM, or
   `raygent serve`), SEAgent's judge prompt with each frame's screenshot (when the observation has one) and text
-  (`prompt.py`). A malformed answer is retried `retries` times; then the trajectory's judgement is an
-  infrastructure failure: `info["infra_failure"] = True`, `success` False, and its score the mean of its group's
-  other judged trajectories in the batch, so its GRPO advantage is zero and it trains nothing (the platform's
-  `Judgement` has no infrastructure-failure field: this is the neutral stand-in). `failures` counts them.
+  (`prompt.py`). A malformed answer or a failing endpoint is retried `retries` times; then the judgement is an
+  infrastructure failure (`Judgement.infra_failure`): the platform keeps the trajectory out of training, of the
+  success rate and of the curriculum. `failures` counts them.
 """
 
 from __future__ import annotations
@@ -117,7 +116,7 @@ class WorldStateModel:
             judgements = self._judge_lm(trajectories)
         else:
             judgements = [self._judge_vlm(t) for t in trajectories]
-        return _neutral_scores(trajectories, judgements)
+        return judgements
 
     # ------------------------------------------------------------------ lm
 
@@ -218,7 +217,8 @@ class WorldStateModel:
             score=0.0,
             success=False,
             reason=f"infrastructure failure: {problem}",
-            info={"infra_failure": True, "backend": "vlm", "captions": self.captions(trajectory)},
+            info={"backend": "vlm", "captions": self.captions(trajectory)},
+            infra_failure=True,
         )
 
     def _from_answer(self, trajectory: Trajectory, answer: Answer) -> Judgement:
@@ -239,22 +239,5 @@ class WorldStateModel:
 
 
 def infra_failed(judgement: Judgement | None) -> bool:
-    """Whether a WSM judgement is the stand-in for an infrastructure failure."""
-    return judgement is not None and bool(judgement.info.get("infra_failure"))
-
-
-def _neutral_scores(trajectories: Sequence[Trajectory], judgements: list[Judgement]) -> list[Judgement]:
-    """Infrastructure failures get the mean score of their group's other judgements (zero advantage)."""
-    if not any(infra_failed(j) for j in judgements):
-        return judgements
-    by_group: dict[str, list[float]] = {}
-    for trajectory, judgement in zip(trajectories, judgements, strict=True):
-        if not infra_failed(judgement):
-            by_group.setdefault(trajectory.group_id, []).append(judgement.score)
-    out = []
-    for trajectory, judgement in zip(trajectories, judgements, strict=True):
-        if infra_failed(judgement):
-            peers = by_group.get(trajectory.group_id, [])
-            judgement = judgement.model_copy(update={"score": sum(peers) / len(peers) if peers else 0.0})
-        out.append(judgement)
-    return out
+    """Whether a judgement is an infrastructure failure."""
+    return judgement is not None and judgement.infra_failure

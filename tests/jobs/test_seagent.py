@@ -24,6 +24,7 @@ from raygent.jobs.seagent.settings import SeagentConfig
 from raygent.jobs.seagent.wsm_data import first_error, random_click
 from raygent.jobs.seagent.wsm_train import agreement, finetune, samples, trajectory
 from raygent.platform.contracts import Judgement, Observation, Step, Task, Trajectory
+from raygent.platform.rl.reward import apply_judgement
 from raygent.rewards.seagent.prompt import Frame, MalformedAnswer, judge_messages, keyframes, parse_answer
 from raygent.rewards.seagent.screens import NO_CHANGE, caption, screen_lines
 from raygent.rewards.seagent.wsm import WorldStateModel, decide, infra_failed
@@ -143,7 +144,7 @@ def test_the_vlm_judge_retries_a_malformed_answer(endpoint: tuple[str, list[str]
     assert not infra_failed(judgement) and wsm.failures == 0
 
 
-def test_a_judge_that_stays_malformed_is_an_infrastructure_failure_with_a_neutral_score(
+def test_a_judge_that_stays_malformed_is_an_infrastructure_failure_the_platform_keeps_out(
     endpoint: tuple[str, list[str], list[dict[str, Any]]],
 ) -> None:
     url, answers, _ = endpoint
@@ -152,7 +153,8 @@ def test_a_judge_that_stays_malformed_is_an_infrastructure_failure_with_a_neutra
     good, failed = wsm.judge([_episode("g1"), _episode("g1")])
     assert good.success and good.score == 1.0
     assert infra_failed(failed) and "malformed" in failed.reason and wsm.failures == 1
-    assert failed.score == 1.0  # its group's mean: zero advantage
+    episode = apply_judgement(_episode("g1"), failed, "replace")
+    assert episode.infra_failure and episode.judgement == failed  # not trained on, not an agent failure
 
 
 def test_the_vlm_backend_needs_an_endpoint_and_bad_kwargs_are_refused() -> None:
@@ -253,7 +255,7 @@ def _judged(task: Task, success: bool, captions: list[str] | None = None, infra:
     step = Step(observation=Observation(text='[7] button "Equalizer"'), prompt_ids=[1], response_ids=[2],
                 logprobs=[-0.1], action="click(7)", policy_version=0)  # fmt: skip
     judgement = Judgement(
-        score=float(success), success=success, info={"captions": captions or [], "infra_failure": infra}
+        score=float(success), success=success, info={"captions": captions or []}, infra_failure=infra
     )
     return Trajectory(task=task, steps=[step], group_id="g", success=success, judgement=judgement)
 

@@ -222,6 +222,7 @@ def test_a_bad_plugin_name_exits_2_naming_the_key(override: str, key: str, tmp_p
 
 def test_judgement_application_replaces_or_adds() -> None:
     from raygent.platform.contracts import Observation, Step
+    from raygent.platform.rl.batch import samples_from_trajectories
     from raygent.platform.rl.reward import apply_judgement, judge_metrics
 
     task = Task(id="t", env="e", instruction="i")
@@ -242,6 +243,12 @@ def test_judgement_application_replaces_or_adds() -> None:
     labelled = apply_judgement(trajectory, labels, "replace")
     assert [s.failure for s in labelled.steps] == [False, True]
     assert judge_metrics([trajectory], [labelled])["judge/agreement"] == 1.0
+    broken = Judgement(score=1.0, success=True, reason="endpoint failed", infra_failure=True)
+    failed = apply_judgement(trajectory, broken, "replace")
+    assert failed.infra_failure and failed.steps == trajectory.steps and failed.reward == trajectory.reward
+    assert samples_from_trajectories([failed], [1.0]) == []  # not trained on
+    stats = judge_metrics([trajectory, trajectory], [failed, replaced])
+    assert stats["judge/infra_failures"] == 1.0 and stats["judge/success"] == 1.0 and stats["judge/agreement"] == 0.0
 
 
 def _runner(model_dir: Path, generate: Any, agent: Any) -> Any:
