@@ -173,7 +173,10 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.mark.parametrize(("argv", "expected"), CLI_CASES, ids=[" ".join(a)[:60] for a, _ in CLI_CASES])
+# ids name the free port REFUSED as PORT: every pytest-xdist worker must collect the same ids
+@pytest.mark.parametrize(
+    ("argv", "expected"), CLI_CASES, ids=[" ".join(a).replace(str(REFUSED), "PORT")[:60] for a, _ in CLI_CASES]
+)
 def test_cli_bad_input_exits_2_naming_it(
     argv: list[str], expected: str, scratch: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
