@@ -239,6 +239,7 @@ def local_ray() -> Iterator[None]:
         ray.shutdown()
 
 
+@pytest.mark.ray
 def test_ray_mode_runs_the_same_study(local_ray: None) -> None:
     study = ClippedASGDStudy()
     fixed = {
