@@ -21,14 +21,16 @@ lint: setup
 	$(BIN)/mypy platform policies environments rewards jobs
 	$(BIN)/python scripts/lint_imports.py
 
-# Two passes. Tests that start a Ray cluster in the test process (`ray`, `vllm`) run one at a time: two clusters
-# started at once from pytest-xdist workers broke each other's GCS start (token auth). The rest run on
-# PYTEST_WORKERS processes (a file's tests stay together, so a module's fixtures run once). Both passes always run.
+# Two passes. Tests that start a Ray cluster (`ray`, `vllm`) or drive Chromium (`browser`) run one at a time: two
+# clusters started at once from pytest-xdist workers broke each other's GCS start (token auth), and a browser
+# explorer under a parallel neighbour's load observed menus before they rendered. The rest run on PYTEST_WORKERS
+# processes (a file's tests stay together, so a module's fixtures run once). Both passes always run.
 PYTEST_WORKERS ?= 2
+SERIAL := ray or vllm or browser
 
 test: lint
-	$(BIN)/python -m pytest tests -m "not ray and not vllm" -n $(PYTEST_WORKERS) --dist loadfile; a=$$?; \
-	$(BIN)/python -m pytest tests -m "ray or vllm"; b=$$?; test $$a -eq 0 -a $$b -eq 0
+	$(BIN)/python -m pytest tests -m "not ($(SERIAL))" -n $(PYTEST_WORKERS) --dist loadfile; a=$$?; \
+	$(BIN)/python -m pytest tests -m "$(SERIAL)"; b=$$?; test $$a -eq 0 -a $$b -eq 0
 
 # The edit loop (under 3 minutes on 2 cores): no Ray clusters, browsers, vLLM engines or slow tests, no lint.
 test-fast: setup

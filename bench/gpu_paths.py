@@ -20,7 +20,9 @@ e.g. the SmolLM2-135M preset's) and saved as plain HF directories that `load_pol
 Measured 2026-12-04 on one H200 (docs/architecture.md, "GPU paths"), `--config-dir` the SmolLM2-135M preset's
 directory without its weights: logprob max diff 2.9e-6; FSDP and DDP over NCCL max |Δθ| 0; raygent 6.7 s / TRL
 3.0 s a step (float32) at the defaults, 2.74 s with `--micro-batch-tokens 32768 --engine-batch 256`; 1.18 B:
-6.3 s a step, 1,296 tokens/s, 65 GiB.
+6.3 s a step, 1,296 tokens/s, 65 GiB. That machine reaches no network: the repository went with Ray 2.60 (its
+Java jars left out), pydantic, jsonschema, gymnasium, TRL and datasets as wheels, on its own torch 2.11 and
+transformers 5.17, with the five folders linked as the `raygent` namespace package.
 
 Last line: `logprob_max_diff=… fsdp_param_max_diff=… ddp_param_max_diff=… small_fp32_step_s=… small_bf16_step_s=…
 trl_fp32_step_s=… trl_bf16_step_s=… big_params_b=… big_step_s=… big_tokens_per_s=… big_peak_gib=…`.
