@@ -186,7 +186,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config-dir", type=Path, required=True)
     parser.add_argument("--device", default="cuda")
-    parser.add_argument("--out", type=Path, default=None, help="where to write results.json")
+    parser.add_argument("--out", type=Path, default=None, help="where to write gpu_paths.json")
     parser.add_argument("--prompts", type=int, default=16)
     parser.add_argument("--group", type=int, default=8)
     parser.add_argument("--completion-tokens", type=int, default=64)

@@ -155,16 +155,15 @@ def judge_metrics(before: Sequence[Trajectory], after: Sequence[Trajectory]) -> 
     failed = sum(t.judgement is not None and t.judgement.infra_failure for t in after)
     if failed:
         stats["judge/infra_failures"] = float(failed)
-    verdicts = [t.judgement for t in after if t.judgement is not None and not t.judgement.infra_failure]
-    if not verdicts:
-        return stats
-    stats["judge/success"] = sum(j.success for j in verdicts) / len(verdicts)
-    stats["judge/score"] = sum(j.score for j in verdicts) / len(verdicts)
     pairs = [
         (b, a.judgement)
         for b, a in zip(before, after, strict=True)
         if a.judgement is not None and not a.judgement.infra_failure
     ]
+    if not pairs:
+        return stats
+    stats["judge/success"] = sum(j.success for _, j in pairs) / len(pairs)
+    stats["judge/score"] = sum(j.score for _, j in pairs) / len(pairs)
     checked = [(b, j) for b, j in pairs if b.success is not None]
     if checked:
         stats["judge/agreement"] = sum(bool(b.success) == j.success for b, j in checked) / len(checked)

@@ -113,10 +113,8 @@ class WorldStateModel:
 
     def judge(self, trajectories: Sequence[Trajectory]) -> list[Judgement]:
         if self.settings.backend == "lm":
-            judgements = self._judge_lm(trajectories)
-        else:
-            judgements = [self._judge_vlm(t) for t in trajectories]
-        return judgements
+            return self._judge_lm(trajectories)
+        return [self._judge_vlm(t) for t in trajectories]
 
     # ------------------------------------------------------------------ lm
 
