@@ -21,12 +21,11 @@ lint: setup
 	$(BIN)/mypy platform policies environments rewards jobs
 	$(BIN)/python scripts/lint_imports.py
 
-# Two passes. Tests that start a Ray cluster (`ray`, `vllm`) or drive Chromium (`browser`) run one at a time: two
-# clusters started at once from pytest-xdist workers broke each other's GCS start (token auth), and a browser
-# explorer under a parallel neighbour's load observed menus before they rendered. The rest run on PYTEST_WORKERS
-# processes (a file's tests stay together, so a module's fixtures run once). Both passes always run.
+# Two passes. Tests that start a Ray cluster (`ray`, `vllm`) run one at a time: two clusters started at once from
+# pytest-xdist workers broke each other's GCS start (token auth). The rest, browser tests included, run on
+# PYTEST_WORKERS processes (a file's tests stay together, so a module's fixtures run once). Both passes always run.
 PYTEST_WORKERS ?= 2
-SERIAL := ray or vllm or browser
+SERIAL := ray or vllm
 
 test: lint
 	$(BIN)/python -m pytest tests -m "not ($(SERIAL))" -n $(PYTEST_WORKERS) --dist loadfile; a=$$?; \

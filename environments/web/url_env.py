@@ -4,8 +4,9 @@
 no checker, no scripted expert, no page contract. This module makes such a page one more registered app:
 
 - `register_url_app(url)` registers (idempotently, in this process) an app `url_<crc32 of the url>` with one
-  template, `free`, whose page is the URL and whose contract asks nothing of the page (no `ready`, no
-  `setState`, `getState` reads nothing): the page starts as it loads.
+  template, `free`, whose page is the URL and whose contract asks nothing of the page but to settle (its
+  requests done and its DOM quiet for `QUIET_MS`; no `setState`, `getState` reads nothing): the page starts as
+  it loads.
 - A `free` task's instruction is a parameter (`params["instruction"]`), so a curriculum can propose any
   instruction (`url_task(url, instruction, seed)` builds the platform `Task`); `validate` never ends the episode
   and never says success: an episode ends on `finished()` or at the step limit, and whether it did what it was
@@ -40,8 +41,33 @@ URL_ENV_ID = "raygent/web-url-v0"
 TEMPLATE = "free"
 DEFAULT_INSTRUCTION = "Explore the app."
 NO_CHECKER = "no checker: the environment does not judge this page"
-FREE_CONTRACT = PageContract(ready=None, set_state=None, get_state="() => null", goal=None)
-"""Nothing is asked of the page: it starts as it loads and has no state the environment reads."""
+QUIET_MS = 300
+"""A page nobody wrote a `ready` for is ready once its requests are done and its DOM has not changed for this long."""
+QUIET_CAP_MS = 8000
+"""... or this long after its navigation started, whichever comes first (a page that animates forever)."""
+QUIET_SCRIPT = """(() => {
+  const w = window; w.__raygentPending = 0; w.__raygentChanged = 0;
+  const done = () => { w.__raygentPending -= 1; w.__raygentChanged = performance.now(); };
+  const fetch0 = w.fetch;
+  if (fetch0) w.fetch = function (...a) { w.__raygentPending += 1; return fetch0.apply(this, a).finally(done); };
+  const send0 = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.send = function (...a) {
+    w.__raygentPending += 1; this.addEventListener("loadend", done, {once: true}); return send0.apply(this, a);
+  };
+  new MutationObserver(() => { w.__raygentChanged = performance.now(); })
+    .observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+})();"""
+"""Counts the page's pending fetch/XHR requests and stamps the time of its last DOM change (an init script)."""
+QUIET_READY = (
+    "() => document.readyState === 'complete' && ((window.__raygentPending || 0) <= 0"
+    f" && performance.now() - (window.__raygentChanged || 0) > {QUIET_MS} || performance.now() > {QUIET_CAP_MS})"
+)
+FREE_CONTRACT = PageContract(
+    ready=QUIET_READY, set_state=None, get_state="() => null", goal=None, init_scripts=(QUIET_SCRIPT,)
+)
+"""Nothing is asked of the page but to settle (no requests pending, DOM quiet): it starts as it loads and has no
+state the environment reads. A page that builds itself from a fetched file (the suite's apps do) is observed
+built, however loaded the machine is."""
 
 
 class UrlUnavailable(RuntimeError):

@@ -57,7 +57,21 @@ def served() -> Iterator[AppServer]:
             return never(subpath, query)
         return 200, "text/html", b"<html><body><script src='/hang/slow.js'></script><button>Go</button></body></html>"
 
+    def late_page(subpath: str, query: dict[str, list[str]]) -> tuple[int, str, bytes]:
+        if subpath == "data":
+            time.sleep(1.5)  # a page that builds itself from a slow request (a loaded machine)
+            return 200, "application/json", b'{"label": "Built late"}'
+        script = "fetch('/late/data').then(r => r.json()).then(d => { const b = document.createElement('button');"
+        script += " b.textContent = d.label; document.body.append(b); });"
+        return 200, "text/html", f"<html><body><script>{script}</script></body></html>".encode()
+
+    def busy_page(subpath: str, query: dict[str, list[str]]) -> tuple[int, str, bytes]:
+        script = "setInterval(() => { document.title = String(Date.now()); }, 50);"  # never quiet
+        return 200, "text/html", f"<html><body><button>Busy</button><script>{script}</script></body></html>".encode()
+
     server.add_route("/hang/", hanging_page)
+    server.add_route("/late/", late_page)
+    server.add_route("/busy/", busy_page)
     yield server
     server.stop()
 
@@ -83,6 +97,18 @@ def test_an_unknown_page_runs_until_finished_or_the_step_limit(served: AppServer
         assert terminated and not truncated and not info["infra_failure"]
     finally:
         env.close()
+
+
+@pytest.mark.browser
+def test_a_page_is_observed_once_its_requests_are_done_and_its_dom_is_quiet(served: AppServer) -> None:
+    for path, button, most_s in (("/late/index.html", 'button "Built late"', 10), ("/busy/index.html", 'button "Busy"', 14)):
+        env = UrlEnv(url=f"{served.origin}{path}", reset_retries=0)
+        try:
+            began = time.perf_counter()
+            observation, _ = env.reset()
+            assert button in observation["text"] and time.perf_counter() - began < most_s  # a busy page: the cap
+        finally:
+            env.close()
 
 
 @pytest.mark.browser
