@@ -65,7 +65,7 @@ def head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield address
     os.killpg(process.pid, signal.SIGTERM)
     try:
-        process.wait(timeout=30)
+        process.wait(timeout=5)  # `ray start --block` often outlives a SIGTERM by far longer: then the kill
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
     for leftover in psutil.process_iter(["cmdline"]):  # Ray daemons that left the process group
