@@ -101,7 +101,8 @@ def test_an_unknown_page_runs_until_finished_or_the_step_limit(served: AppServer
 
 @pytest.mark.browser
 def test_a_page_is_observed_once_its_requests_are_done_and_its_dom_is_quiet(served: AppServer) -> None:
-    for path, button, most_s in (("/late/index.html", 'button "Built late"', 10), ("/busy/index.html", 'button "Busy"', 14)):
+    pages = (("/late/index.html", 'button "Built late"', 10), ("/busy/index.html", 'button "Busy"', 14))
+    for path, button, most_s in pages:
         env = UrlEnv(url=f"{served.origin}{path}", reset_retries=0)
         try:
             began = time.perf_counter()
