@@ -61,8 +61,8 @@ METRICS = (MASK_F1, MASK_RECALL, MASK_PRECISION, W1_DZ, ACC_CLEAN, ACC_GAUSSIAN,
 SUMMARY = (MASK_F1, MASK_RECALL, MASK_PRECISION, W1_DZ, ACC_SYNTH)
 """The metrics the verdict's evidence gives mean and spread of, per cell."""
 BASELINES = (ACC_CLEAN, ACC_GAUSSIAN, ACC_SENSOR)
-"""Downstream classifiers trained without the noise model: a function of the seed alone, so only the reference
-cell's trials (dual heads at the default γ) train them; the evidence gives them beside that cell."""
+"""Downstream classifiers trained without the noise model: a function of the seed alone, so only the trials of the
+reference cell (`REFERENCE`: dual heads at the default γ) train them; the evidence gives them beside that cell."""
 PAPER_SIZES = {"image_size": 64, "n_train": 3000, "n_test": 500, "n_downstream": 3000, "width": 24, "epochs": 30}
 
 
@@ -84,6 +84,10 @@ class PrismParams(StudyParams):
     downstream_epochs: int = Field(20, ge=1)
 
     paper_sizes: ClassVar[dict[str, Any]] = PAPER_SIZES
+
+
+REFERENCE = ("dual", PrismParams().gamma)
+"""(heads, gamma) of the reference cell: its trials alone train the `BASELINES` classifiers."""
 
 
 class PrismStudy:
@@ -131,7 +135,7 @@ class PrismStudy:
             ACC_SYNTH: accuracy(synth_train),
             INVALID_FRACTION: float(test.invalid.mean()),
         }
-        if params.heads == "dual" and params.gamma == PrismParams().gamma:  # the reference cell: see BASELINES
+        if (params.heads, params.gamma) == REFERENCE:
             report[ACC_CLEAN] = accuracy(downstream_train.depth)
             report[ACC_GAUSSIAN] = accuracy(gaussian_noise(downstream_train, params.seed))
             report[ACC_SENSOR] = accuracy(downstream_train.real)
@@ -198,7 +202,7 @@ class PrismStudy:
         axes[1].set_yscale("log")
         axes[1].legend(fontsize=7)
         labels, means, stds = [], [], []
-        reference = done[(done["heads"] == "dual") & (done["gamma"] == PrismParams().gamma)]
+        reference = done[(done["heads"] == REFERENCE[0]) & (done["gamma"] == REFERENCE[1])]
         for label, column, rows in (("clean", ACC_CLEAN, reference), ("Gaussian", ACC_GAUSSIAN, reference),
                                     ("sensor (ceiling)", ACC_SENSOR, reference),
                                     *((f"{h} γ={g:g}", ACC_SYNTH, r) for (h, g), r in done.groupby(["heads",
