@@ -29,6 +29,9 @@ again (`llm_retries`), then the programmatic proposals stand in for that call (`
 
 `state()` / `load_state()` carry the guidebook, the outcomes, the LLM's buffer and document, and the exploration's
 finished flag, so a resumed run neither explores again nor forgets what it learned.
+
+`Curricula` is the generalist's source: one curriculum per app's page sharing each batch, started from the
+specialists' curricula.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from raygent.environments.web.url_env import url_task
+from raygent.environments.web.url_env import task_url, url_task
 from raygent.platform.contracts import Task, Trajectory
 from raygent.platform.rl.tasks import TaskFunction, batch_seed
 from raygent.rewards.seagent.screens import NO_CHANGE, caption
@@ -349,6 +352,60 @@ class Curriculum:
 
 
 # ---------------------------------------------------------------------- the LLM generator's prompt and client
+
+
+class Curricula:
+    """A generalist's task source: one `Curriculum` per page of `urls` (kwargs are each curriculum's), sharing
+    every batch (`batch_size` split in turn, the first pages taking the remainder); each judged trajectory goes
+    back to the curriculum of the page it ran on. A generalist starts from its specialists' curricula
+    (`load_state` with their states: guidebooks explored, judged tries kept)."""
+
+    def __init__(
+        self,
+        task_fn: TaskFunction,
+        *,
+        split: str,
+        seed: int,
+        batch_size: int,
+        stage: str = "train",
+        task_kwargs: dict[str, Any] | None = None,
+        urls: Sequence[str] = (),
+        explorer: Explorer | None = None,
+        **kwargs: Any,
+    ) -> None:
+        pages = list(dict.fromkeys(urls))
+        if len(pages) < 1 or batch_size < len(pages):
+            raise ValueError(f"Curricula needs at least one url and a batch of one task per url, got {pages} and "
+                             f"{batch_size}")  # fmt: skip
+        share, extra = divmod(batch_size, len(pages))
+        self.parts = {}
+        for index, url in enumerate(pages):
+            size = share + (index < extra)
+            self.parts[url] = Curriculum(
+                task_fn,
+                split=split,
+                seed=seed,
+                batch_size=size,
+                stage=f"{stage}/{url}",
+                explorer=explorer,
+                url=url,
+                **kwargs,
+            )
+
+    def next(self, index: int) -> list[Task]:
+        return [task for part in self.parts.values() for task in part.next(index)]
+
+    def observe(self, trajectories: Sequence[Trajectory]) -> None:
+        for url, part in self.parts.items():
+            part.observe([t for t in trajectories if task_url(t.task) == url])
+
+    def state(self) -> dict[str, Any]:
+        return {"apps": {url: part.state() for url, part in self.parts.items()}}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        for url, part_state in (state or {}).get("apps", {}).items():
+            if url in self.parts:
+                self.parts[url].load_state(part_state)
 
 
 class GeneratorFailed(RuntimeError):

@@ -6,6 +6,9 @@ One environment serves both kinds of task a SEAgent run has:
   `finished()` or the turn limit), and
 - the held-out evaluation's suite tasks (the app's own checker, which training never sees).
 
+A generalist trains on several apps at once: `urls` adds more pages to the one at `url`, and a free task runs on
+whichever of them it names.
+
 It is `CompactWebEnv` (compact accessibility text, one Chromium per thread) over a `BrowserEnv` whose sandbox also
 allows the URL's origin (loopback only), with the URL's app registered in the worker's process. The step that
 ends an episode carries the final screen's compact text in `info["screen"]`, which the World State Model reads
@@ -16,6 +19,7 @@ then records the episode as an infrastructure failure.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, SupportsFloat
 
 import gymnasium
@@ -29,16 +33,17 @@ ENV_ID = "raygent/seagent-v0"
 
 
 class SeagentEnv(CompactWebEnv):
-    """See the module docstring. `url`: the app's page; other kwargs are `CompactWebEnv`'s (`BrowserEnv`'s)."""
+    """See the module docstring. `url` (and `urls`): the apps' pages; other kwargs are `CompactWebEnv`'s
+    (`BrowserEnv`'s)."""
 
-    def __init__(self, url: str = "", page_timeout_ms: float = 15000, **kwargs: Any) -> None:
-        self.url, self.problem = url, ""
+    def __init__(self, url: str = "", page_timeout_ms: float = 15000, urls: Sequence[str] = (), **kwargs: Any) -> None:
+        self.urls, self.problem = [u for u in dict.fromkeys([url, *urls]) if u], ""
         origins = list(kwargs.pop("allowed_origins", ()))
-        if url:
+        for page in self.urls:
             try:
-                check_url(url)
-                origins.append(origin_of(url))
-                register_url_app(url)
+                check_url(page)
+                origins.append(origin_of(page))
+                register_url_app(page)
             except ValueError as error:
                 self.problem = str(error)
         if "action_settings" not in kwargs:
@@ -53,7 +58,7 @@ class SeagentEnv(CompactWebEnv):
         given = (options or {}).get("task")
         url = task_url(given)
         if url is not None:
-            if self.problem or url != self.url:
+            if self.problem or url not in self.urls:
                 raise UrlUnavailable(f"infrastructure failure: {self.problem or f'no environment for {url}'}")
             try:
                 return super().reset(seed=seed, options=options)

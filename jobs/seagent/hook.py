@@ -1,18 +1,33 @@
-"""`JudgedExamples`: a trainer hook that keeps the latest judged training trajectories for the report.
+"""The SEAgent run's trainer hooks: `JudgedExamples` for the report; `JudgedSuccesses` and `Distill`, a specialist's
+successes handed to a generalist.
+
+`JudgedExamples` keeps the latest judged training trajectories for the report.
 
 The trainer logs every judgement (`metrics.jsonl`, stage `judge`) but keeps no trajectory; the report shows a
 few whole: instruction, each step's screen (compact text) and action, the WSM's caption and label of each step,
 the final screen, the verdict and the first error step. Half of the kept ones are judged successes where there
 are some. Nothing is changed: the hook returns the trajectories it is given.
+
+`JudgedSuccesses` keeps every training trajectory the World State Model judged done, as a demonstration (the
+screens the agent read and the actions it took), the `per_instruction` shortest distinct ones per page and
+instruction; `Distill` fine-tunes on such demonstrations before the first RL step (`on_start`), `steps` SFT steps
+of `batch` each, drawn in turn from each page's so that no app crowds out the others.
 """
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
 from typing import Any
 
-from raygent.platform.contracts import Trajectory
-from raygent.platform.rl.hooks import TrainerHook
+from raygent.environments.web.url_env import task_url
+from raygent.platform.contracts import Task, Trajectory
+from raygent.platform.rl.batch import samples_from_demonstration
+from raygent.platform.rl.hooks import HookContext, TrainerHook
+from raygent.platform.rl.tasks import batch_seed
 from raygent.rewards.seagent.wsm import screens
+
+Demonstration = tuple[Task, list[tuple[str, str]]]
 
 
 def describe(step: int, trajectory: Trajectory) -> dict[str, Any]:
@@ -50,3 +65,67 @@ class JudgedExamples(TrainerHook):
 
     def load_state(self, state: Any) -> None:
         self.kept = list((state or {}).get("kept", []))
+
+
+class JudgedSuccesses(TrainerHook):
+    def __init__(self, per_instruction: int = 4) -> None:
+        self.per_instruction = per_instruction
+        self.kept: dict[str, list[dict[str, Any]]] = {}
+        """`"<url> <instruction>"` → up to `per_instruction` successes (`task`, `turns`), the shortest first."""
+
+    def on_trajectories(self, step: int, trajectories: list[Trajectory]) -> list[Trajectory]:
+        for trajectory in trajectories:
+            if trajectory.infra_failure or not trajectory.success or not trajectory.steps:
+                continue
+            turns = [[s.observation.text, s.action] for s in trajectory.steps]
+            key = f"{task_url(trajectory.task)} {trajectory.task.instruction}"
+            kept = self.kept.setdefault(key, [])
+            if all(k["turns"] != turns for k in kept):
+                kept.append({"task": trajectory.task.model_dump(mode="json"), "turns": turns})
+                kept.sort(key=lambda k: len(k["turns"]))
+                del kept[self.per_instruction :]
+        return trajectories
+
+    def demonstrations(self) -> list[Demonstration]:
+        return [
+            (Task.model_validate(k["task"]), [(str(o), str(a)) for o, a in k["turns"]])
+            for kept in self.kept.values()
+            for k in kept
+        ]
+
+    def state(self) -> Any:
+        return {"kept": self.kept}
+
+    def load_state(self, state: Any) -> None:
+        self.kept = {key: list(value) for key, value in (state or {}).get("kept", {}).items()}
+
+
+class Distill(TrainerHook):
+    def __init__(self, demonstrations: Sequence[Demonstration], steps: int, batch: int) -> None:
+        self.steps, self.batch = steps, batch
+        self.by_page: dict[str, list[Demonstration]] = {}
+        for demonstration in demonstrations:
+            self.by_page.setdefault(str(task_url(demonstration[0])), []).append(demonstration)
+
+    def draw(self, seed: int) -> list[Demonstration]:
+        """`batch` demonstrations, one page's at a time in turn (each page's in a seeded order)."""
+        rng = random.Random(seed)
+        queues = [rng.sample(demos, len(demos)) for _, demos in sorted(self.by_page.items())]
+        drawn: list[Demonstration] = []
+        while len(drawn) < self.batch and any(queues):
+            for queue in queues:
+                if queue and len(drawn) < self.batch:
+                    drawn.append(queue.pop())
+        return drawn
+
+    def on_start(self, context: HookContext) -> dict[str, float]:
+        if not (self.steps and self.by_page):
+            return {}
+        stats: dict[str, float] = {}
+        for step in range(self.steps):
+            samples = []
+            for task, turns in self.draw(batch_seed(context.seed, step, "distill")):
+                samples += samples_from_demonstration(context.tokenizer, context.prompt_format, task, turns)
+            stats = context.learner.sft(samples)
+        count = float(sum(len(d) for d in self.by_page.values()))
+        return {"distill/demonstrations": count, **{f"distill/{k.split('/')[-1]}": v for k, v in stats.items()}}

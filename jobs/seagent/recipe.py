@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +38,20 @@ from raygent.environments.web.registry import list_tasks, make_task
 from raygent.environments.web.server import AppServer
 from raygent.environments.web.url_env import url_task
 from raygent.jobs.seagent.hook import JudgedExamples
-from raygent.jobs.seagent.settings import CURRICULUM, WSM, SeagentConfig, SeagentSettings, SeagentTaskSettings
+from raygent.jobs.seagent.settings import (
+    CURRICULA,
+    CURRICULUM,
+    WSM,
+    SeagentConfig,
+    SeagentSettings,
+    SeagentTaskSettings,
+)
 from raygent.jobs.web_agent import screens as screenshots
 from raygent.jobs.web_agent.demos import demonstrations
 from raygent.jobs.web_agent.recipe import WebAgent
 from raygent.jobs.web_agent.tasks import sft_pool
 from raygent.platform.config import JobConfig
+from raygent.platform.rl.hooks import TrainerHook
 from raygent.platform.rl.initial import agent_sections, initial_model
 from raygent.platform.rl.report import write_report
 from raygent.platform.rl.reward import RewardSettings
@@ -120,6 +129,10 @@ class Seagent:
         console = Console()
         agent = agent_sections(config, SeagentConfig)
         s = agent.seagent
+        if s.generalist:
+            from raygent.jobs.seagent.generalist import run_generalist
+
+            return run_generalist(agent, config.job, run_dir, resume, console)
         server = None
         url = agent.env.url
         if not url:
@@ -132,45 +145,28 @@ class Seagent:
                 server.stop()
 
     def _run(
-        self, agent: SeagentConfig, job: str, run_dir: Path, resume: bool, url: str, console: Console
+        self,
+        agent: SeagentConfig,
+        job: str,
+        run_dir: Path,
+        resume: bool,
+        url: str,
+        console: Console,
+        hooks: Sequence[TrainerHook] = (),
     ) -> dict[str, Any]:
+        """One self-evolution (or checker) run on the page at `url`; `hooks` join the run's own."""
         s = agent.seagent
         agent.env.kwargs["url"] = url
-        sft_kwargs = {**agent.env.task_kwargs, **agent.sft.task_kwargs}
-        pool = sft_pool(sft_kwargs.get("apps"), None, sft_kwargs.get("difficulties", (1,)), 1, ())
-        WebAgent._record(pool, s.demo_workers, console)
+        pool = prior_pool(agent, s.demo_workers, console)
         judge: dict[str, Any] = {}
         if s.variant == "wsm":
-            model = s.wsm_model
-            if model is None:
-                model, judge["training"] = train_wsm(s, console)
-            if s.wsm_eval_seeds:
-                judge["agreement"] = wsm_agreement(s, model, console)
-                overall = judge["agreement"]["all"]
-                console.print(
-                    f"wsm on {s.app} (never trained on): success accuracy {overall['success_accuracy']:.3f}, "
-                    f"first-error accuracy {overall.get('first_error_accuracy', float('nan')):.3f}"
-                )
-            source = agent.tasks if agent.tasks.source == CURRICULUM else SeagentTaskSettings(source=CURRICULUM)
-            tasks = SeagentTaskSettings(source=CURRICULUM, kwargs={**source.kwargs, "url": url})
-            given = agent.reward if agent.reward is not None and agent.reward.entry == WSM else None
-            reward = RewardSettings(
-                entry=WSM,
-                num_actors=given.num_actors if given else 1,
-                resources=given.resources if given else {"num_cpus": 0},
-                kwargs={**(given.kwargs if given else {}), "model": model},
-                mode="replace",
-            )
-            agent = agent.model_copy(update={"tasks": tasks, "reward": reward})
+            model, judge = prepare_judge(s, console)
+            agent = self_evolving(agent, model, CURRICULUM, {"url": url})
         else:
             agent = agent.model_copy(update={"tasks": SeagentTaskSettings(), "reward": None})
-        corpus = [part for turns in demonstrations(pool) for turn in turns for part in turn if part]
-        corpus += [make_task(f"{tid}/{seed}").goal for tid in list_tasks() if not tid.startswith(f"{s.app}/")
-                   for seed in range(20)]  # fmt: skip
-        corpus += [first_screen(url)] * 3
-        model_path = initial_model(agent, run_dir, corpus)
+        model_path = initial_model(agent, run_dir, tokenizer_corpus(pool, [s.app], [url]))
         hook = JudgedExamples(s.judged_examples)
-        trainer = AgentTrainer(agent, run_dir, model_path, console=console, hooks=[hook])
+        trainer = AgentTrainer(agent, run_dir, model_path, console=console, hooks=[hook, *hooks])
         try:
             result = trainer.run(resume=resume)
             examples = trainer.examples(s.examples, failures=1)
@@ -204,6 +200,59 @@ class Seagent:
             f"{summary['after_success']:.3f} (gain {summary['gain']:+.3f})"
         )
         return summary
+
+
+def prior_pool(agent: SeagentConfig, workers: int, console: Console) -> list[str]:
+    """The prior's SFT task ids (the other apps' experts), recorded into the demonstration cache."""
+    sft_kwargs = {**agent.env.task_kwargs, **agent.sft.task_kwargs}
+    pool = sft_pool(sft_kwargs.get("apps"), None, sft_kwargs.get("difficulties", (1,)), 1, ())
+    WebAgent._record(pool, workers, console)
+    return pool
+
+
+def prepare_judge(s: SeagentSettings, console: Console) -> tuple[str, dict[str, Any]]:
+    """The WSM's directory (`seagent.wsm_model`, else fine-tuned once and cached) and what is known of it: its
+    training stats and its agreement with the learned app's checker (`seagent.wsm_eval_seeds`)."""
+    judge: dict[str, Any] = {}
+    model = s.wsm_model
+    if model is None:
+        model, judge["training"] = train_wsm(s, console)
+    if s.wsm_eval_seeds:
+        judge["agreement"] = wsm_agreement(s, model, console)
+        overall = judge["agreement"]["all"]
+        console.print(
+            f"wsm on {s.app} (never trained on): success accuracy {overall['success_accuracy']:.3f}, "
+            f"first-error accuracy {overall.get('first_error_accuracy', float('nan')):.3f}"
+        )
+    return model, judge
+
+
+def self_evolving(agent: SeagentConfig, model: str, source: str, pages: dict[str, Any]) -> SeagentConfig:
+    """`agent` with the curriculum `source` (its kwargs plus `pages`: the url or urls) as the task source and the
+    WSM at `model` as the reward model (`reward.mode: replace`; the config's `reward` section's actors and
+    kwargs kept when it names the WSM)."""
+    given_tasks = agent.tasks.kwargs if agent.tasks.source in (CURRICULUM, CURRICULA) else {}
+    tasks = SeagentTaskSettings(source=source, kwargs={**given_tasks, **pages})
+    given = agent.reward if agent.reward is not None and agent.reward.entry == WSM else None
+    reward = RewardSettings(
+        entry=WSM,
+        num_actors=given.num_actors if given else 1,
+        resources=given.resources if given else {"num_cpus": 0},
+        kwargs={**(given.kwargs if given else {}), "model": model},
+        mode="replace",
+    )
+    return agent.model_copy(update={"tasks": tasks, "reward": reward})
+
+
+def tokenizer_corpus(pool: Sequence[str], apps: Sequence[str], urls: Sequence[str]) -> list[str]:
+    """Text for a tiny policy's tokenizer: the prior's demonstrations, the instructions of the suite's other
+    apps, and each page's first screen."""
+    corpus = [part for turns in demonstrations(pool) for turn in turns for part in turn if part]
+    corpus += [make_task(f"{tid}/{seed}").goal for tid in list_tasks() if tid.split("/")[0] not in apps
+               for seed in range(20)]  # fmt: skip
+    for url in urls:
+        corpus += [first_screen(url)] * 3
+    return corpus
 
 
 def render(details: dict[str, Any]) -> str:

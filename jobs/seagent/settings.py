@@ -17,6 +17,7 @@ from raygent.rewards.seagent.wsm import WSMSettings
 
 WSM = "raygent.rewards.seagent.wsm:WorldStateModel"
 CURRICULUM = "raygent.jobs.seagent.curriculum:Curriculum"
+CURRICULA = "raygent.jobs.seagent.curriculum:Curricula"
 TRAIN_APPS = ("code_editor", "image_editor", "word_processor", "slide_editor")
 
 
@@ -57,6 +58,17 @@ class SeagentSettings(Section):
     examples: int = Field(default=4, ge=0)
     judged_examples: int = Field(default=8, ge=0)
     screenshot_size: tuple[int, int] = (480, 300)
+    generalist: tuple[str, ...] = ()
+    """Specialist to generalist: a specialist self-evolves on each of these suite apps in turn
+    (`RUN_DIR/specialists/<app>`), then a generalist starts from the same prior, is fine-tuned on the specialists'
+    judged successes and self-evolves on all the apps at once. The judge and the prior are trained on the suite's
+    other apps (`wsm_apps` and `sft.task_kwargs.apps` are replaced). Empty: one run on `app` (or `env.url`)."""
+    generalist_steps: int | None = Field(default=None, ge=0)
+    """The generalist's RL steps; None: `trainer.steps` × the number of apps (the specialists' steps together)."""
+    distill_steps: int = Field(default=40, ge=0)
+    """SFT steps on the specialists' judged successes before the generalist's first RL step."""
+    distill_batch: int = Field(default=8, ge=1)
+    """Successful trajectories per distillation step (a seeded draw, balanced over the apps)."""
 
     @field_validator("app")
     @classmethod
@@ -64,6 +76,17 @@ class SeagentSettings(Section):
         if value not in BUILTIN_APPS:
             raise ValueError(f"expected one of the suite's apps {BUILTIN_APPS}, got {value!r}")
         return value
+
+    @field_validator("generalist")
+    @classmethod
+    def _generalist_apps(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [a for a in value if a not in BUILTIN_APPS]
+        if unknown:
+            raise ValueError(f"unknown apps {unknown}; expected the suite's apps {BUILTIN_APPS}")
+        if value and (len(set(value)) < 2 or len(set(value)) == len(BUILTIN_APPS)):
+            raise ValueError(f"a generalist needs at least 2 distinct apps and leaves one to train the judge, "
+                             f"got {list(value)}")  # fmt: skip
+        return tuple(dict.fromkeys(value))
 
     @model_validator(mode="after")
     def _held_out(self) -> SeagentSettings:
@@ -90,11 +113,12 @@ class SeagentRewardSettings(RewardSettings):
 class SeagentTaskSettings(TaskSettings):
     @model_validator(mode="after")
     def _curriculum_kwargs(self) -> SeagentTaskSettings:
-        if self.source == CURRICULUM:
+        if self.source in (CURRICULUM, CURRICULA):
             from raygent.jobs.seagent.curriculum import CurriculumSettings
 
+            own = {k: v for k, v in self.kwargs.items() if not (self.source == CURRICULA and k == "urls")}
             try:
-                CurriculumSettings.model_validate({"url": "http://127.0.0.1:1/", **self.kwargs})
+                CurriculumSettings.model_validate({"url": "http://127.0.0.1:1/", **own})
             except ValidationError as exc:
                 raise ValueError(f"kwargs.{first_error(exc)}") from None
         return self
@@ -107,3 +131,14 @@ class SeagentConfig(AgentRunConfig):
     reward: SeagentRewardSettings | None = None
     tasks: SeagentTaskSettings = SeagentTaskSettings()
     seagent: SeagentSettings = SeagentSettings()
+
+    @model_validator(mode="after")
+    def _generalist_run(self) -> SeagentConfig:
+        if self.seagent.generalist:
+            if self.seagent.variant != "wsm":
+                raise ValueError("seagent.generalist: specialists and generalist self-evolve (variant: wsm)")
+            if self.env.url:
+                raise ValueError("seagent.generalist: the apps are the suite's, served by the run (env.url is empty)")
+            if self.rollout.groups_per_step < len(self.seagent.generalist):
+                raise ValueError("rollout.groups_per_step: the generalist needs at least one group per app")
+        return self

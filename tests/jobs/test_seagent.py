@@ -12,14 +12,17 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from raygent.environments.web.url_env import task_url, url_task
 from raygent.jobs.seagent.curriculum import (
     CURRICULUM_KEY,
+    Curricula,
     Curriculum,
     GeneratorFailed,
     controls,
     generator_prompt,
     parse_generator,
 )
+from raygent.jobs.seagent.hook import Distill, JudgedSuccesses
 from raygent.jobs.seagent.settings import SeagentConfig
 from raygent.jobs.seagent.wsm_data import first_error, random_click
 from raygent.jobs.seagent.wsm_train import agreement, finetune, samples, trajectory
@@ -254,9 +257,7 @@ def _curriculum(calls: list[str], **kwargs: Any) -> Curriculum:
 def _judged(task: Task, success: bool, captions: list[str] | None = None, infra: bool = False) -> Trajectory:
     step = Step(observation=Observation(text='[7] button "Equalizer"'), prompt_ids=[1], response_ids=[2],
                 logprobs=[-0.1], action="click(7)", policy_version=0)  # fmt: skip
-    judgement = Judgement(
-        score=float(success), success=success, info={"captions": captions or []}, infra_failure=infra
-    )
+    judgement = Judgement(score=float(success), success=success, info={"captions": captions or []}, infra_failure=infra)
     return Trajectory(task=task, steps=[step], group_id="g", success=success, judgement=judgement)
 
 
@@ -314,6 +315,88 @@ def test_the_llm_generator_fills_the_buffer_and_a_bad_answer_falls_back(
     assert "EMPTY FOR YOU TO BUILD" in generator_prompt("", [], 30)
 
 
+def test_curricula_share_the_batch_route_judgements_to_their_page_and_start_from_specialists() -> None:
+    pages = ["http://127.0.0.1:9/one/", "http://127.0.0.1:9/two/"]
+    calls: list[str] = []
+    specialist = Curriculum(lambda *a, **k: [], split="train", seed=3, batch_size=4, url=pages[1],
+                            explorer=fake_explorer(calls), min_tries=2)  # fmt: skip
+    specialist.next(0)
+    specialist.observe([_judged(t, True) for t in specialist.next(1) if t.instruction == "Mute."][:1])
+    source = Curricula(lambda *a, **k: [], split="train", seed=3, batch_size=5, urls=pages,
+                       explorer=fake_explorer(calls), min_tries=2)  # fmt: skip
+    source.load_state({"apps": {pages[1]: json.loads(json.dumps(specialist.state()))}})
+    batch = source.next(0)
+    assert [task_url(t) for t in batch] == [pages[0]] * 3 + [pages[1]] * 2
+    assert calls == [pages[1], pages[0]]  # the specialist's page is not explored again
+    assert source.parts[pages[1]].guidebook["Audio > Mute"]["successes"] == 1
+    source.observe([_judged(t, True) for t in batch])
+    for page in pages:
+        tries = sum(e["tries"] for e in source.parts[page].guidebook.values())
+        assert tries == sum(1 for t in batch if task_url(t) == page) + (page == pages[1])
+    restored = Curricula(lambda *a, **k: [], split="train", seed=3, batch_size=5, urls=pages,
+                         explorer=fake_explorer(calls), min_tries=2)  # fmt: skip
+    restored.load_state(json.loads(json.dumps(source.state())))
+    assert [t.id for t in restored.next(4)] == [t.id for t in source.next(4)] and len(calls) == 2
+    with pytest.raises(ValueError, match="one task per url"):
+        Curricula(lambda *a, **k: [], split="train", seed=3, batch_size=1, urls=pages)
+
+
+def _success(url: str, instruction: str, actions: list[str], success: bool = True) -> Trajectory:
+    steps = [
+        Step(
+            observation=Observation(text=f'[{i}] button "B{i}"'),
+            prompt_ids=[1],
+            response_ids=[2],
+            logprobs=[-0.1],
+            action=action,
+            policy_version=0,
+        )
+        for i, action in enumerate(actions)
+    ]
+    return Trajectory(task=url_task(url, instruction), steps=steps, group_id="g", success=success)
+
+
+def test_a_specialists_judged_successes_become_demonstrations_drawn_in_turn_over_apps(tmp_path: Path) -> None:
+    from raygent.platform.rl.hooks import HookContext
+    from raygent.platform.rl.learner import Learner
+    from raygent.platform.rl.settings import LearnerSettings
+    from raygent.policies.presets import build_tiny_model
+    from raygent.policies.prompts import PromptFormat
+    from raygent.policies.tokenizer import build_tokenizer
+
+    one, two = "http://127.0.0.1:9/one/", "http://127.0.0.1:9/two/"
+    kept = JudgedSuccesses(per_instruction=2)
+    kept.on_trajectories(1, [
+        _success(one, "Mute.", ["click(1)", "click(2)", "finished()"]),
+        _success(one, "Mute.", ["click(2)", "finished()"]),
+        _success(one, "Mute.", ["click(2)", "finished()"]),  # the same path again: kept once
+        _success(one, "Mute.", ["click(3)", "click(2)", "click(2)", "finished()"]),  # longer than the two kept
+        _success(one, "Shuffle.", ["click(4)"], success=False),
+        _success(two, "Bold.", ["click(5)", "finished()"]),
+    ])  # fmt: skip
+    restored = JudgedSuccesses(per_instruction=2)
+    restored.load_state(json.loads(json.dumps(kept.state())))
+    demos = restored.demonstrations()
+    assert [(t.instruction, [a for _, a in turns]) for t, turns in demos] == [
+        ("Mute.", ["click(2)", "finished()"]),
+        ("Mute.", ["click(1)", "click(2)", "finished()"]),
+        ("Bold.", ["click(5)", "finished()"]),
+    ]
+    assert demos[0][1][0][0] == '[0] button "B0"'  # the screen the agent read, then its action
+    distill = Distill(demos, steps=1, batch=2)
+    assert {task_url(t) for t, _ in distill.draw(0)} == {one, two}  # one app's and the other's, in turn
+
+    texts = [f"{o} {a} {t.instruction}" for t, turns in demos for o, a in turns] * 40
+    model = build_tiny_model("tiny-qwen2", build_tokenizer(texts, tmp_path, vocab_size=300), tmp_path, seed=1)
+    learner = Learner(str(model), LearnerSettings(lr=3e-3, micro_batch_tokens=512))
+    context = HookContext(learner, learner.tokenizer, PromptFormat(system="Operate the app."), seed=0)
+    first = Distill(demos, steps=1, batch=3).on_start(context)
+    last = Distill(demos, steps=12, batch=3).on_start(context)
+    assert first["distill/demonstrations"] == 3.0 and learner.version == 13
+    assert last["distill/loss"] < 0.5 * first["distill/loss"]
+    assert Distill([], steps=5, batch=3).on_start(context) == {} and learner.version == 13
+
+
 def test_controls_are_the_named_clickable_elements() -> None:
     screen = '[1] button "File"\n[2] slider "Volume" value="3"\n[3] menuitem "Open…"\ntext "x"\n[4] button ""'
     assert controls(screen) == [("1", "button", "File"), ("3", "menuitem", "Open…")]
@@ -336,6 +419,16 @@ def test_bad_seagent_config_values_name_their_key() -> None:
         "kwargs.explore": {
             **base,
             "tasks": {"source": "raygent.jobs.seagent.curriculum:Curriculum", "kwargs": {"explore": 2}},
+        },
+        "generalist": {**base, "seagent": {"generalist": ["media_player"]}},
+        "seagent.generalist: specialists": {
+            **base,
+            "seagent": {"generalist": ["media_player", "code_editor"], "variant": "checker"},
+        },
+        "groups_per_step": {
+            **base,
+            "seagent": {"generalist": ["media_player", "code_editor", "image_editor"]},
+            "rollout": {"groups_per_step": 2},
         },
     }
     for key, config in cases.items():
