@@ -1,6 +1,7 @@
 """SEAgent's claim: self-evolution with the World State Model against the same run with the app's checker.
 
     python bench/seagent.py [--seeds 0 1 2] [--variants wsm checker] [--keep DIR] [overrides ...]
+    python bench/seagent.py --generalist media_player code_editor [--seeds 0 1 2] [--keep DIR] [overrides ...]
 
 Each (seed, variant) is one `raygent run seagent trainer.seed=S seagent.variant=V` (a fresh process, as a user
 runs it; demonstrations, the judge's data and the fine-tuned judge are cached after the first run). Both variants
@@ -8,6 +9,11 @@ of a seed start from the same prior agent (SFT on four other apps) and are measu
 held-out success on the media player's own tasks, with its checker. Per run it prints before → after; then per
 variant the mean gain, and `ratio=` the WSM run's mean gain over the checker run's (claim: gain > 0 and ratio ≥
 0.5), and the judge's agreement with the media player's checker (success and first-error-step accuracy).
+
+`--generalist APP APP ...` measures the second claim instead: per seed one `raygent run seagent
+seagent.generalist=[APPS]` (a specialist per app, then the generalist); per seed and app the specialist's and the
+generalist's held-out success on that app; last line `specialists=… generalist=… diff=… diff_sd=…` (claim: the
+generalist's mean ≥ the specialists' mean, diff ≥ 0).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from statistics import mean
+from statistics import mean, pstdev
 
 
 def main() -> None:
@@ -27,8 +33,12 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--variants", nargs="+", default=["wsm", "checker"], choices=["wsm", "checker"])
     parser.add_argument("--keep", type=Path, default=None, help="keep the run directories here")
+    parser.add_argument("--generalist", nargs="+", default=None, help="specialists on these apps, then a generalist")
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. trainer.steps=10")
     args = parser.parse_args()
+    if args.generalist:
+        generalist(args)
+        return
     gains: dict[str, list[float]] = {v: [] for v in args.variants}
     minutes: dict[str, list[float]] = {v: [] for v in args.variants}
     agreement: list[dict[str, float]] = []
@@ -36,15 +46,9 @@ def main() -> None:
         root = args.keep or Path(scratch)
         for seed in args.seeds:
             for variant in args.variants:
-                run_dir = root / f"{variant}_seed{seed}"
-                start = time.perf_counter()
-                command = [sys.executable, "-m", "raygent.platform.cli", "run", "seagent", f"trainer.seed={seed}",
-                           f"seagent.variant={variant}", *args.overrides, "--out", str(run_dir)]  # fmt: skip
-                done = subprocess.run(command, capture_output=True, text=True)
-                if done.returncode != 0:
-                    sys.exit(f"{variant} seed {seed} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-                minutes[variant].append((time.perf_counter() - start) / 60)
-                summary = json.loads((run_dir / "summary.json").read_text())
+                overrides = [f"trainer.seed={seed}", f"seagent.variant={variant}", *args.overrides]
+                summary, wall = run_seagent(overrides, root / f"{variant}_seed{seed}")
+                minutes[variant].append(wall)
                 gains[variant].append(summary["gain"])
                 if summary.get("wsm_agreement"):
                     agreement.append(summary["wsm_agreement"])
@@ -54,7 +58,7 @@ def main() -> None:
                     flush=True,
                 )
     for variant in args.variants:
-        print(f"{variant}: gain={mean(gains[variant]):.3f} minutes={mean(minutes[variant]):.2f}")
+        print(f"{variant}: gain={mean(gains[variant]):.3f} gain_sd={pstdev(gains[variant]):.3f} minutes={mean(minutes[variant]):.2f}")
     if agreement:
         first = [a["first_error_accuracy"] for a in agreement if "first_error_accuracy" in a]
         print(
@@ -65,6 +69,43 @@ def main() -> None:
         checker = mean(gains["checker"])
         ratio = mean(gains["wsm"]) / checker if checker > 0 else float("nan")
         print(f"wsm_gain={mean(gains['wsm']):.3f} checker_gain={checker:.3f} ratio={ratio:.2f} seeds={len(args.seeds)}")
+
+
+def run_seagent(overrides: list[str], run_dir: Path) -> tuple[dict, float]:
+    """(summary.json, minutes) of one `raygent run seagent OVERRIDES` in a fresh process."""
+    start = time.perf_counter()
+    command = [sys.executable, "-m", "raygent.platform.cli", "run", "seagent", *overrides, "--out", str(run_dir)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(overrides)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return json.loads((run_dir / "summary.json").read_text()), (time.perf_counter() - start) / 60
+
+
+def generalist(args: argparse.Namespace) -> None:
+    apps = f"[{','.join(args.generalist)}]"
+    diffs, specialists, generalists, minutes = [], [], [], []
+    with tempfile.TemporaryDirectory() as scratch:
+        root = args.keep or Path(scratch)
+        for seed in args.seeds:
+            overrides = [f"trainer.seed={seed}", f"seagent.generalist={apps}", *args.overrides]
+            summary, wall = run_seagent(overrides, root / f"generalist_seed{seed}")
+            minutes.append(wall)
+            details = json.loads((root / f"generalist_seed{seed}" / "generalist.json").read_text())
+            for app, row in details["apps"].items():
+                distilled = row["successes_distilled"]
+                print(
+                    f"seed {seed} {app}: prior {row['specialist_before']:.3f}, specialist "
+                    f"{row['specialist_after']:.3f}, generalist {row['generalist_after']:.3f} ({distilled} distilled)",
+                    flush=True,
+                )
+            specialists.append(summary["specialists_success"])
+            generalists.append(summary["generalist_success"])
+            diffs.append(generalists[-1] - specialists[-1])
+            print(f"seed {seed}: specialists {specialists[-1]:.3f} generalist {generalists[-1]:.3f} in {wall:.1f} min")
+    print(
+        f"specialists={mean(specialists):.3f} generalist={mean(generalists):.3f} diff={mean(diffs):.3f} "
+        f"diff_sd={pstdev(diffs):.3f} minutes={mean(minutes):.2f} seeds={len(args.seeds)}"
+    )
 
 
 if __name__ == "__main__":

@@ -28,12 +28,16 @@ from statistics import mean, pstdev
 
 SMOLLM2_OVERRIDES = [
     "policy.model=smollm2-135m-instruct",
+    # the engine generates while the learner waits (sync): both cores for its ~1,000-token screen prompts
+    "policy.backend_options.threads=2",
     "sft.steps=30",
     "sft.lr=0.00005",
     "learner.lr=0.00002",
     "learner.autocast=bf16",
+    "rollout.group_size=4",
+    "trainer.steps=6",
     "web.replay.warmup=8",
-    "web.replay.updates=2",
+    "web.replay.updates=1",
 ]
 """`raygent run web_agent` overrides of the SmolLM2 preset (`--smollm2`)."""
 UNTRAINED = ["sft.steps=0", "trainer.steps=0", "web.explore_episodes=0", "web.replay.warmup=0"]

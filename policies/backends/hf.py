@@ -125,8 +125,15 @@ class HFBackend:
         device: str | torch.device = "cpu",
         version: int = 0,
         max_batch_size: int = 64,
+        threads: int | None = None,
     ) -> HFBackend:
-        """A backend over the checkpoint directory `path` (or a pretrained preset's name), loaded by `load_policy`."""
+        """A backend over the checkpoint directory `path` (or a pretrained preset's name), loaded by `load_policy`.
+        `threads`: torch's intra-op threads in this process (None keeps its setting; Ray gives an actor one per
+        reserved CPU, and a sync run's engine may use the cores the learner leaves idle while it generates)."""
+        if threads is not None:
+            if threads < 1:
+                raise ValueError(f"threads must be >= 1, got {threads}")
+            torch.set_num_threads(threads)
         model, tokenizer = load_policy(path, dtype=dtype, device=device)
         return cls(model, tokenizer, version=version, max_batch_size=max_batch_size)
 

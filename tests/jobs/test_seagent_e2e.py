@@ -47,3 +47,42 @@ def test_raygent_run_seagent_end_to_end(tmp_path: Path, tiny_judge: Path) -> Non
     assert details["judged"] and all(example["captions"] for example in details["judged"])
     assert all(task_id.startswith("url_") for task_id in grpo[0]["data/task_ids"])  # the curriculum's tasks
     assert (out / "seagent.html").is_file() and (out / "report.html").is_file()
+
+
+def test_specialists_then_a_generalist_on_their_apps(tmp_path: Path, tiny_judge: Path) -> None:
+    """`seagent.generalist`: a specialist per app (each a whole self-evolution run), then a generalist distilled
+    from their judged successes and trained on both apps' curricula at once, measured on each app's tasks."""
+    out = tmp_path / "run"
+    apps = ["media_player", "code_editor"]
+    done = raygent(
+        "run", "seagent", f"seagent.generalist=[{','.join(apps)}]",
+        "trainer.steps=1", "trainer.eval_tasks=2", "sft.steps=2", "rollout.groups_per_step=2",
+        "rollout.group_size=2", "rollout.max_turns=2", "tasks.kwargs.explore_episodes=6",
+        "seagent.generalist_steps=2", "seagent.distill_steps=2", "seagent.distill_batch=2",
+        f"seagent.wsm_model={tiny_judge}", "seagent.wsm_eval_seeds=0", "seagent.examples=0",
+        "trainer.tensorboard=false", "--out", str(out),
+        timeout=1200,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    details = json.loads((out / "generalist.json").read_text())
+    summary = json.loads((out / "summary.json").read_text())
+    assert list(details["apps"]) == apps and summary["apps"] == apps
+    successes = 0
+    for app in apps:
+        specialist = out / "specialists" / app
+        own = json.loads((specialist / "summary.json").read_text())
+        assert own["app"] == app and own["after_success"] == details["apps"][app]["specialist_after"]
+        kept = json.loads((specialist / "successes.json").read_text())["kept"]
+        successes += sum(len(v) for v in kept.values())
+        assert details["apps"][app]["generalist_after"] is not None
+    generalist = out / "generalist"
+    grpo = [r for r in records(generalist) if r["stage"] == "grpo"]
+    assert len(grpo) == 2
+    pages = {task_id.split("/")[0] for r in grpo for task_id in r["data/task_ids"]}
+    assert len(pages) == 2  # both apps' curricula in every batch
+    evals = [r for r in records(generalist) if r["stage"] == "eval"]
+    assert {f"eval/{app}/success" for app in apps} <= set(evals[-1])
+    hooks = [r for r in records(generalist) if r["stage"] == "hooks"]
+    assert (hooks[0]["distill/demonstrations"] if hooks else 0.0) == successes
+    assert summary["specialists_success"] == summary["before_success"]
+    assert summary["holds"] == (summary["generalist_success"] >= summary["specialists_success"])

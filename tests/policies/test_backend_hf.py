@@ -170,3 +170,16 @@ def test_cut_at_stop() -> None:
     assert cut_at_stop("abcabc", ("c", "b")) == "a"
     assert cut_at_stop("abc", ("c",), include=True) == "abc"
     assert cut_at_stop("abc", ("z",)) == "abc"
+
+
+def test_threads_set_the_engine_process_torch_threads(model_dir: Path) -> None:
+    before = torch.get_num_threads()
+    try:
+        HFBackend.from_pretrained(model_dir, threads=1)
+        assert torch.get_num_threads() == 1
+        HFBackend.from_pretrained(model_dir)  # None keeps the process's setting
+        assert torch.get_num_threads() == 1
+        with pytest.raises(ValueError, match="threads must be >= 1"):
+            HFBackend.from_pretrained(model_dir, threads=0)
+    finally:
+        torch.set_num_threads(before)
