@@ -58,7 +58,8 @@ def main() -> None:
                     flush=True,
                 )
     for variant in args.variants:
-        print(f"{variant}: gain={mean(gains[variant]):.3f} gain_sd={pstdev(gains[variant]):.3f} minutes={mean(minutes[variant]):.2f}")
+        spread = pstdev(gains[variant])
+        print(f"{variant}: gain={mean(gains[variant]):.3f} gain_sd={spread:.3f} minutes={mean(minutes[variant]):.2f}")
     if agreement:
         first = [a["first_error_accuracy"] for a in agreement if "first_error_accuracy" in a]
         print(
