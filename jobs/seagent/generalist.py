@@ -30,7 +30,6 @@ from rich.console import Console
 
 from raygent.environments.web.registry import BUILTIN_APPS
 from raygent.environments.web.server import AppServer
-from raygent.environments.web.url_env import task_url
 from raygent.jobs.seagent.hook import Distill, JudgedExamples, JudgedSuccesses
 from raygent.jobs.seagent.recipe import Seagent, prepare_judge, prior_pool, self_evolving, tokenizer_corpus
 from raygent.jobs.seagent.settings import CURRICULA, SeagentConfig
@@ -117,7 +116,7 @@ def run_generalist(agent: SeagentConfig, job: str, run_dir: Path, resume: bool, 
             "specialist_after": specialists[app]["summary"]["after_success"],
             "generalist_before": result[f"eval/{app}/before"],
             "generalist_after": result[f"eval/{app}/after"],
-            "successes_distilled": sum(1 for task, _ in demonstrations if task_url(task) == urls[app]),
+            "successes_distilled": len(specialists[app]["successes"].demonstrations()),
         }
         for app in apps
     }
