@@ -22,6 +22,8 @@ on its own loopback server as a page the environment knows nothing about):
 5. **Report**: `report.html` (curve, before/after, evaluation trajectories with screenshots) and `seagent.html`
    / `seagent.json` (the WSM's agreement, the guidebook, the curriculum's tasks with their judged outcomes, and
    judged training trajectories with each step's screen, caption and label).
+6. **Specialist to generalist** (`seagent.generalist: [apps]`, `generalist.py`): this run on each app, then a
+   generalist distilled from their judged successes and trained on all of them.
 """
 
 from __future__ import annotations
