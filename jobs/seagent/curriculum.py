@@ -358,7 +358,9 @@ class Curricula:
     """A generalist's task source: one `Curriculum` per page of `urls` (kwargs are each curriculum's), sharing
     every batch (`batch_size` split in turn, the first pages taking the remainder); each judged trajectory goes
     back to the curriculum of the page it ran on. A generalist starts from its specialists' curricula
-    (`load_state` with their states: guidebooks explored, judged tries kept)."""
+    (`load_state` with their states: guidebooks explored, judged tries kept). The state is a list in the order of
+    `urls` (a curriculum's own state holds no URL), so a resumed run whose server came back on another port
+    restores each page's curriculum."""
 
     def __init__(
         self,
@@ -400,12 +402,17 @@ class Curricula:
             part.observe([t for t in trajectories if task_url(t.task) == url])
 
     def state(self) -> dict[str, Any]:
-        return {"apps": {url: part.state() for url, part in self.parts.items()}}
+        return {"pages": [part.state() for part in self.parts.values()]}
 
     def load_state(self, state: dict[str, Any]) -> None:
-        for url, part_state in (state or {}).get("apps", {}).items():
-            if url in self.parts:
-                self.parts[url].load_state(part_state)
+        """`{"pages": [one curriculum state per url, in order]}`; a state of another number of pages is refused."""
+        pages = (state or {}).get("pages")
+        if pages is None:
+            return
+        if len(pages) != len(self.parts):
+            raise ValueError(f"a state of {len(pages)} curricula for {len(self.parts)} pages")
+        for part, part_state in zip(self.parts.values(), pages, strict=True):
+            part.load_state(part_state)
 
 
 class GeneratorFailed(RuntimeError):

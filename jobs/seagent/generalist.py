@@ -102,7 +102,7 @@ def run_generalist(agent: SeagentConfig, job: str, run_dir: Path, resume: bool, 
         examples = JudgedExamples(s.judged_examples)
         hooks = [Distill(demonstrations, s.distill_steps, s.distill_batch), examples]
         trainer = AgentTrainer(config, directory, model_path, console=console, extra_evals=evals, hooks=hooks)
-        trainer.source.load_state({"apps": {urls[app]: specialists[app]["curriculum"] for app in apps}})
+        trainer.source.load_state({"pages": [specialists[app]["curriculum"] for app in apps]})
         try:
             result = trainer.run(resume=resume)
             curricula = trainer.source.state()

@@ -324,7 +324,7 @@ def test_curricula_share_the_batch_route_judgements_to_their_page_and_start_from
     specialist.observe([_judged(t, True) for t in specialist.next(1) if t.instruction == "Mute."][:1])
     source = Curricula(lambda *a, **k: [], split="train", seed=3, batch_size=5, urls=pages,
                        explorer=fake_explorer(calls), min_tries=2)  # fmt: skip
-    source.load_state({"apps": {pages[1]: json.loads(json.dumps(specialist.state()))}})
+    source.load_state({"pages": [{}, json.loads(json.dumps(specialist.state()))]})
     batch = source.next(0)
     assert [task_url(t) for t in batch] == [pages[0]] * 3 + [pages[1]] * 2
     assert calls == [pages[1], pages[0]]  # the specialist's page is not explored again
@@ -337,6 +337,8 @@ def test_curricula_share_the_batch_route_judgements_to_their_page_and_start_from
                          explorer=fake_explorer(calls), min_tries=2)  # fmt: skip
     restored.load_state(json.loads(json.dumps(source.state())))
     assert [t.id for t in restored.next(4)] == [t.id for t in source.next(4)] and len(calls) == 2
+    with pytest.raises(ValueError, match="a state of 1 curricula for 2 pages"):
+        restored.load_state({"pages": [{}]})
     with pytest.raises(ValueError, match="one task per url"):
         Curricula(lambda *a, **k: [], split="train", seed=3, batch_size=1, urls=pages)
 
