@@ -21,13 +21,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from raygent.environments.web.url_env import task_url
+from raygent.jobs.web_agent.replay import Demonstration
 from raygent.platform.contracts import Task, Trajectory
 from raygent.platform.rl.batch import samples_from_demonstration
 from raygent.platform.rl.hooks import HookContext, TrainerHook
 from raygent.platform.rl.tasks import batch_seed
 from raygent.rewards.seagent.wsm import screens
-
-Demonstration = tuple[Task, list[tuple[str, str]]]
 
 
 def describe(step: int, trajectory: Trajectory) -> dict[str, Any]:
