@@ -13,13 +13,11 @@ or misses more. Last line: `key=value` means of the decision-aware variant's gai
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 from statistics import mean, pstdev
+
+from _runs import run_job
 
 VARIANTS = {
     "decision_aware": [],
@@ -30,13 +28,8 @@ KEYS = ("accuracy", "macro_f1", "cost_error", "tool_calls/claim", "tool_calls", 
 
 
 def run_once(seed: int, overrides: list[str], run_dir: Path) -> tuple[dict, float]:
-    """(factguard.json, minutes) of one run in a fresh process."""
-    start = time.perf_counter()
-    command = [sys.executable, "-m", "raygent.platform.cli", "run", "factguard", f"trainer.seed={seed}"]
-    done = subprocess.run([*command, *overrides, "--out", str(run_dir)], capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"seed {seed} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    return json.loads((run_dir / "factguard.json").read_text()), (time.perf_counter() - start) / 60
+    """(factguard.json, minutes) of one `raygent run factguard` in a fresh process."""
+    return run_job("factguard", [f"trainer.seed={seed}", *overrides], run_dir, "factguard.json")
 
 
 def spread(values: list[float]) -> str:
@@ -58,8 +51,11 @@ def main() -> None:
                 results[variant].append(result)
                 minutes.append(wall)
                 b, a = result["before"], result["after"]
-                print(f"seed {seed} {variant}: accuracy {b['accuracy']:.3f} -> {a['accuracy']:.3f}, cost error "
-                      f"{b['cost_error']:.3f} -> {a['cost_error']:.3f} ({wall:.1f} min)", flush=True)
+                print(
+                    f"seed {seed} {variant}: accuracy {b['accuracy']:.3f} -> {a['accuracy']:.3f}, cost error "
+                    f"{b['cost_error']:.3f} -> {a['cost_error']:.3f} ({wall:.1f} min)",
+                    flush=True,
+                )
     for variant, runs in results.items():
         print(f"{variant} ({len(runs)} seeds)")
         for key in KEYS:
@@ -70,8 +66,10 @@ def main() -> None:
     if results.get("decision_aware"):
         runs = results["decision_aware"]
         gain = {k: [r["after"][k] - r["before"][k] for r in runs] for k in ("accuracy", "macro_f1", "cost_error")}
-        line = (f"gain_accuracy={mean(gain['accuracy']):.3f} gain_accuracy_sd={pstdev(gain['accuracy']):.3f} "
-                f"gain_macro_f1={mean(gain['macro_f1']):.3f} cost_error_change={mean(gain['cost_error']):.3f} " + line)
+        line = (
+            f"gain_accuracy={mean(gain['accuracy']):.3f} gain_accuracy_sd={pstdev(gain['accuracy']):.3f} "
+            f"gain_macro_f1={mean(gain['macro_f1']):.3f} cost_error_change={mean(gain['cost_error']):.3f} " + line
+        )
     print(line)
 
 

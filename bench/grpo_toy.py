@@ -16,13 +16,11 @@ the initial model of each seed without training (`sft.steps=0 trainer.steps=0`, 
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 from statistics import mean, pstdev
+
+from _runs import run_job
 
 SMOLLM2_OVERRIDES = [
     "policy.model=smollm2-135m-instruct",
@@ -43,12 +41,7 @@ SMOLLM2_OVERRIDES = [
 
 def run_once(seed: int, overrides: list[str], run_dir: Path) -> tuple[dict, float]:
     """(summary.json, minutes) of one `raygent run grpo_toy` in a fresh process."""
-    start = time.perf_counter()
-    command = [sys.executable, "-m", "raygent.platform.cli", "run", "grpo_toy", f"trainer.seed={seed}"]
-    done = subprocess.run([*command, *overrides, "--out", str(run_dir)], capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"seed {seed} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    return json.loads((run_dir / "summary.json").read_text()), (time.perf_counter() - start) / 60
+    return run_job("grpo_toy", [f"trainer.seed={seed}", *overrides], run_dir)
 
 
 def main() -> None:

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 from statistics import mean, pstdev
+
+from _runs import run_job
 
 
 def main() -> None:
@@ -47,7 +46,7 @@ def main() -> None:
         for seed in args.seeds:
             for variant in args.variants:
                 overrides = [f"trainer.seed={seed}", f"seagent.variant={variant}", *args.overrides]
-                summary, wall = run_seagent(overrides, root / f"{variant}_seed{seed}")
+                summary, wall = run_job("seagent", overrides, root / f"{variant}_seed{seed}")
                 minutes[variant].append(wall)
                 gains[variant].append(summary["gain"])
                 if summary.get("wsm_agreement"):
@@ -72,16 +71,6 @@ def main() -> None:
         print(f"wsm_gain={mean(gains['wsm']):.3f} checker_gain={checker:.3f} ratio={ratio:.2f} seeds={len(args.seeds)}")
 
 
-def run_seagent(overrides: list[str], run_dir: Path) -> tuple[dict, float]:
-    """(summary.json, minutes) of one `raygent run seagent OVERRIDES` in a fresh process."""
-    start = time.perf_counter()
-    command = [sys.executable, "-m", "raygent.platform.cli", "run", "seagent", *overrides, "--out", str(run_dir)]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"{' '.join(overrides)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    return json.loads((run_dir / "summary.json").read_text()), (time.perf_counter() - start) / 60
-
-
 def generalist(args: argparse.Namespace) -> None:
     apps = f"[{','.join(args.generalist)}]"
     diffs, specialists, generalists, minutes = [], [], [], []
@@ -89,7 +78,7 @@ def generalist(args: argparse.Namespace) -> None:
         root = args.keep or Path(scratch)
         for seed in args.seeds:
             overrides = [f"trainer.seed={seed}", f"seagent.generalist={apps}", *args.overrides]
-            summary, wall = run_seagent(overrides, root / f"generalist_seed{seed}")
+            summary, wall = run_job("seagent", overrides, root / f"generalist_seed{seed}")
             minutes.append(wall)
             details = json.loads((root / f"generalist_seed{seed}" / "generalist.json").read_text())
             for app, row in details["apps"].items():

@@ -18,13 +18,11 @@ exploration, no replay, no GRPO; a separate run, not counted in `minutes`) and a
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 from statistics import mean, pstdev
+
+from _runs import run_job
 
 SMOLLM2_OVERRIDES = [
     "policy.model=smollm2-135m-instruct",
@@ -46,12 +44,7 @@ UNTRAINED = ["sft.steps=0", "trainer.steps=0", "web.explore_episodes=0", "web.re
 
 def run_once(seed: int, overrides: list[str], run_dir: Path) -> tuple[dict, float]:
     """(summary.json, minutes) of one `raygent run web_agent` in a fresh process."""
-    start = time.perf_counter()
-    command = [sys.executable, "-m", "raygent.platform.cli", "run", "web_agent", f"trainer.seed={seed}"]
-    done = subprocess.run([*command, *overrides, "--out", str(run_dir)], capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"seed {seed} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    return json.loads((run_dir / "summary.json").read_text()), (time.perf_counter() - start) / 60
+    return run_job("web_agent", [f"trainer.seed={seed}", *overrides], run_dir)
 
 
 def main() -> None:

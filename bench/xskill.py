@@ -12,25 +12,18 @@ of a run.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 from statistics import mean, pstdev
+
+from _runs import run_job
 
 VARIANTS = ("none", "experiences", "skills", "both")
 
 
 def run_once(seed: int, overrides: list[str], run_dir: Path) -> tuple[dict, float]:
     """(xskill.json, minutes) of one `raygent run xskill` in a fresh process."""
-    start = time.perf_counter()
-    command = [sys.executable, "-m", "raygent.platform.cli", "run", "xskill", f"trainer.seed={seed}", *overrides]
-    done = subprocess.run([*command, "--out", str(run_dir)], capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"seed {seed} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    return json.loads((run_dir / "xskill.json").read_text()), (time.perf_counter() - start) / 60
+    return run_job("xskill", [f"trainer.seed={seed}", *overrides], run_dir, "xskill.json")
 
 
 def main() -> None:

@@ -62,7 +62,7 @@ def specialist(
         console.rule(f"specialist: {app}")
         successes = JudgedSuccesses()
         config = for_apps(agent, [app], generalist=())
-        Seagent()._run(config, job, run_dir, resume and run_dir.is_dir(), url, console, hooks=[successes])
+        Seagent().run_page(config, job, run_dir, resume and run_dir.is_dir(), url, console, hooks=[successes])
         (run_dir / SUCCESSES).write_text(json.dumps(successes.state()))
     successes = JudgedSuccesses()
     successes.load_state(json.loads((run_dir / SUCCESSES).read_text()))
@@ -98,7 +98,7 @@ def run_generalist(agent: SeagentConfig, job: str, run_dir: Path, resume: bool, 
         held_out = (agent.env.eval_split, agent.trainer.seed + 7919, agent.trainer.eval_tasks)
         # each app's held-out tasks exactly as its specialist's trainer drew them
         evals = {app: task_fn(*held_out, **{**agent.env.task_kwargs, "apps": [app]}) for app in apps}
-        demonstrations = [d for app in apps for d in specialists[app]["successes"].demonstrations()]
+        demonstrations = {app: specialists[app]["successes"].demonstrations() for app in apps}
         examples = JudgedExamples(s.judged_examples)
         hooks = [Distill(demonstrations, s.distill_steps, s.distill_batch), examples]
         trainer = AgentTrainer(config, directory, model_path, console=console, extra_evals=evals, hooks=hooks)
@@ -116,7 +116,7 @@ def run_generalist(agent: SeagentConfig, job: str, run_dir: Path, resume: bool, 
             "specialist_after": specialists[app]["summary"]["after_success"],
             "generalist_before": result[f"eval/{app}/before"],
             "generalist_after": result[f"eval/{app}/after"],
-            "successes_distilled": len(specialists[app]["successes"].demonstrations()),
+            "successes_distilled": len(demonstrations[app]),
         }
         for app in apps
     }

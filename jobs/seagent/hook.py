@@ -8,19 +8,18 @@ few whole: instruction, each step's screen (compact text) and action, the WSM's 
 the final screen, the verdict and the first error step. Half of the kept ones are judged successes where there
 are some. Nothing is changed: the hook returns the trajectories it is given.
 
-`JudgedSuccesses` keeps every training trajectory the World State Model judged done, as a demonstration (the
-screens the agent read and the actions it took), the `per_instruction` shortest distinct ones per page and
-instruction; `Distill` fine-tunes on such demonstrations before the first RL step (`on_start`), `steps` SFT steps
-of `batch` each, drawn in turn from each page's so that no app crowds out the others.
+`JudgedSuccesses` keeps every training trajectory of a specialist that the World State Model judged done, as a
+demonstration (the screens the agent read and the actions it took), the `per_instruction` shortest distinct ones
+per instruction; `Distill` fine-tunes on such demonstrations, given per app, before the first RL step
+(`on_start`): `steps` SFT steps of `batch` each, drawn from the apps in turn so that no app crowds out the others.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from raygent.environments.web.url_env import task_url
 from raygent.jobs.web_agent.replay import Demonstration
 from raygent.platform.contracts import Task, Trajectory
 from raygent.platform.rl.batch import samples_from_demonstration
@@ -70,15 +69,14 @@ class JudgedSuccesses(TrainerHook):
     def __init__(self, per_instruction: int = 4) -> None:
         self.per_instruction = per_instruction
         self.kept: dict[str, list[dict[str, Any]]] = {}
-        """`"<url> <instruction>"` → up to `per_instruction` successes (`task`, `turns`), the shortest first."""
+        """instruction → up to `per_instruction` successes (`task`, `turns`), the shortest first."""
 
     def on_trajectories(self, step: int, trajectories: list[Trajectory]) -> list[Trajectory]:
         for trajectory in trajectories:
             if trajectory.infra_failure or not trajectory.success or not trajectory.steps:
                 continue
             turns = [[s.observation.text, s.action] for s in trajectory.steps]
-            key = f"{task_url(trajectory.task)} {trajectory.task.instruction}"
-            kept = self.kept.setdefault(key, [])
+            kept = self.kept.setdefault(trajectory.task.instruction, [])
             if all(k["turns"] != turns for k in kept):
                 kept.append({"task": trajectory.task.model_dump(mode="json"), "turns": turns})
                 kept.sort(key=lambda k: len(k["turns"]))
@@ -100,16 +98,14 @@ class JudgedSuccesses(TrainerHook):
 
 
 class Distill(TrainerHook):
-    def __init__(self, demonstrations: Sequence[Demonstration], steps: int, batch: int) -> None:
+    def __init__(self, by_app: Mapping[str, Sequence[Demonstration]], steps: int, batch: int) -> None:
         self.steps, self.batch = steps, batch
-        self.by_page: dict[str, list[Demonstration]] = {}
-        for demonstration in demonstrations:
-            self.by_page.setdefault(str(task_url(demonstration[0])), []).append(demonstration)
+        self.by_app = {app: list(demos) for app, demos in sorted(by_app.items()) if demos}
 
     def draw(self, seed: int) -> list[Demonstration]:
-        """`batch` demonstrations, one page's at a time in turn (each page's in a seeded order)."""
+        """`batch` demonstrations, one app's at a time in turn (each app's in a seeded order)."""
         rng = random.Random(seed)
-        queues = [rng.sample(demos, len(demos)) for _, demos in sorted(self.by_page.items())]
+        queues = [rng.sample(demos, len(demos)) for demos in self.by_app.values()]
         drawn: list[Demonstration] = []
         while len(drawn) < self.batch and any(queues):
             for queue in queues:
@@ -118,7 +114,7 @@ class Distill(TrainerHook):
         return drawn
 
     def on_start(self, context: HookContext) -> dict[str, float]:
-        if not (self.steps and self.by_page):
+        if not (self.steps and self.by_app):
             return {}
         stats: dict[str, float] = {}
         for step in range(self.steps):
@@ -126,5 +122,5 @@ class Distill(TrainerHook):
             for task, turns in self.draw(batch_seed(context.seed, step, "distill")):
                 samples += samples_from_demonstration(context.tokenizer, context.prompt_format, task, turns)
             stats = context.learner.sft(samples)
-        count = float(sum(len(d) for d in self.by_page.values()))
+        count = float(sum(len(d) for d in self.by_app.values()))
         return {"distill/demonstrations": count, **{f"distill/{k.split('/')[-1]}": v for k, v in stats.items()}}

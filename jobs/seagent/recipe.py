@@ -141,12 +141,12 @@ class Seagent:
             server = AppServer(docs=False).start()
             url = server.app_url(s.app)
         try:
-            return self._run(agent, config.job, run_dir, resume, url, console)
+            return self.run_page(agent, config.job, run_dir, resume, url, console)
         finally:
             if server is not None:
                 server.stop()
 
-    def _run(
+    def run_page(
         self,
         agent: SeagentConfig,
         job: str,

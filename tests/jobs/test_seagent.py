@@ -385,18 +385,18 @@ def test_a_specialists_judged_successes_become_demonstrations_drawn_in_turn_over
         ("Bold.", ["click(5)", "finished()"]),
     ]
     assert demos[0][1][0][0] == '[0] button "B0"'  # the screen the agent read, then its action
-    distill = Distill(demos, steps=1, batch=2)
+    distill = Distill({"one": demos[:2], "two": demos[2:]}, steps=1, batch=2)
     assert {task_url(t) for t, _ in distill.draw(0)} == {one, two}  # one app's and the other's, in turn
 
     texts = [f"{o} {a} {t.instruction}" for t, turns in demos for o, a in turns] * 40
     model = build_tiny_model("tiny-qwen2", build_tokenizer(texts, tmp_path, vocab_size=300), tmp_path, seed=1)
     learner = Learner(str(model), LearnerSettings(lr=3e-3, micro_batch_tokens=512))
     context = HookContext(learner, learner.tokenizer, PromptFormat(system="Operate the app."), seed=0)
-    first = Distill(demos, steps=1, batch=3).on_start(context)
-    last = Distill(demos, steps=12, batch=3).on_start(context)
+    first = Distill({"both": demos}, steps=1, batch=3).on_start(context)
+    last = Distill({"both": demos}, steps=12, batch=3).on_start(context)
     assert first["distill/demonstrations"] == 3.0 and learner.version == 13
     assert last["distill/loss"] < 0.5 * first["distill/loss"]
-    assert Distill([], steps=5, batch=3).on_start(context) == {} and learner.version == 13
+    assert Distill({"none": []}, steps=5, batch=3).on_start(context) == {} and learner.version == 13
 
 
 def test_controls_are_the_named_clickable_elements() -> None:

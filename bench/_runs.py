@@ -1,0 +1,23 @@
+"""One `raygent run JOB` in a fresh process, as a user runs it: the benches' shared runner."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def run_job(
+    job: str, overrides: list[str], run_dir: Path, result: str = "summary.json"
+) -> tuple[dict[str, Any], float]:
+    """(`run_dir/result` as JSON, minutes) of `raygent run JOB OVERRIDES --out RUN_DIR`; a failed run ends the bench
+    with the tails of its output."""
+    start = time.perf_counter()
+    command = [sys.executable, "-m", "raygent.platform.cli", "run", job, *overrides, "--out", str(run_dir)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{job} {' '.join(overrides)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return json.loads((run_dir / result).read_text()), (time.perf_counter() - start) / 60
