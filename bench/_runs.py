@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -21,3 +22,13 @@ def run_job(
     if done.returncode != 0:
         sys.exit(f"{job} {' '.join(overrides)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
     return json.loads((run_dir / result).read_text()), (time.perf_counter() - start) / 60
+
+
+def parse_args(parser: argparse.ArgumentParser) -> argparse.Namespace:
+    """The bench's arguments, its `key=value` config overrides taken from anywhere on the command line (after
+    `--seeds 0 1 2` argparse alone would read them as seeds) into `overrides`."""
+    argv = sys.argv[1:]
+    overrides = [a for a in argv if "=" in a and not a.startswith("-")]
+    args = parser.parse_args([a for a in argv if a not in overrides])
+    args.overrides = [*(getattr(args, "overrides", None) or []), *overrides]
+    return args

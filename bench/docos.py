@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 from statistics import mean, stdev
 from typing import Any
+
+from _runs import parse_args, run_job
 
 KEYS = [(variant, layout) for layout in ("random", "default") for variant in ("none", "tools", "oracle", "reader")]
 
@@ -39,12 +38,8 @@ def _get(summary: dict[str, Any], variant: str, layout: str, key: str = "tcr") -
 
 def run_seed(seed: int, root: Path, overrides: list[str]) -> tuple[Path, float]:
     run_dir = root / f"seed{seed}"
-    start = time.perf_counter()
-    command = [sys.executable, "-m", "raygent.platform.cli", "run", "docos", f"trainer.seed={seed}"]
-    done = subprocess.run([*command, *overrides, "--out", str(run_dir)], capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"seed {seed} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    return run_dir, (time.perf_counter() - start) / 60
+    _, minutes = run_job("docos", [f"trainer.seed={seed}", *overrides], run_dir, "docos.json")
+    return run_dir, minutes
 
 
 def report(runs: list[tuple[Path, float]]) -> None:
@@ -98,7 +93,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=None, help="keep the run directories here")
     parser.add_argument("--runs", type=Path, nargs="+", default=None, help="aggregate these run directories")
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. trainer.steps=10")
-    args = parser.parse_args()
+    args = parse_args(parser)
     if args.runs:
         report([(run_dir, 0.0) for run_dir in args.runs])
         return

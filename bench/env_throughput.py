@@ -313,9 +313,7 @@ def main() -> None:
     def scaling_run(workers: int, pinned: bool) -> float:
         """`workers` workers at once, each pinned to a core of its own or all free; prints a line, returns the
         steps per second of wall time of the slowest."""
-        stats = run_workers(
-            [spec(args.scaling_episodes, args.seed + i, i if pinned else None) for i in range(workers)]
-        )
+        stats = run_workers([spec(args.scaling_episodes, args.seed + i, i if pinned else None) for i in range(workers)])
         step_times[(workers, pinned)] = stats[0]["step_times"]
         steps, wall, cpu = sum(s["steps"] for s in stats), max(s["wall"] for s in stats), sum(s["cpu"] for s in stats)
         where = "pinned to a core each" if pinned else "free"

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from statistics import mean, pstdev
 
-from _runs import run_job
+from _runs import parse_args, run_job
 
 VARIANTS = {
     "decision_aware": [],
@@ -41,7 +41,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
     parser.add_argument("overrides", nargs="*", help="config overrides for every run, e.g. trainer.steps=20")
-    args = parser.parse_args()
+    args = parse_args(parser)
     results: dict[str, list[dict]] = {variant: [] for variant in args.variants}
     minutes: list[float] = []
     with tempfile.TemporaryDirectory() as root:

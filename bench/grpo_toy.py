@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from statistics import mean, pstdev
 
-from _runs import run_job
+from _runs import parse_args, run_job
 
 SMOLLM2_OVERRIDES = [
     "policy.model=smollm2-135m-instruct",
@@ -50,7 +50,7 @@ def main() -> None:
     parser.add_argument("--zero-shot", action="store_true", help="also evaluate each seed's untrained model")
     parser.add_argument("--smollm2", action="store_true", help="the SmolLM2-135M-Instruct preset (SMOLLM2_OVERRIDES)")
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. trainer.steps=40")
-    args = parser.parse_args()
+    args = parse_args(parser)
     overrides = [*(SMOLLM2_OVERRIDES if args.smollm2 else []), *args.overrides]
     zero, before, after, minutes = [], [], [], []
     with tempfile.TemporaryDirectory() as root:

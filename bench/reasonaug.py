@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from statistics import mean, pstdev
 
+from _runs import parse_args
+
 VARIANTS = ("closed", "open", "random", "none", "nogate")
 KEYS = ("map_after", "rank1_after", "accepted", "pool_identity_changed", "identity_changed_last", "hard_last")
 
@@ -50,7 +52,7 @@ def main() -> None:
     parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
     parser.add_argument("--out", type=Path, default=None, help="keep runs here (finished ones are not rerun)")
     parser.add_argument("overrides", nargs="*", help="config overrides for every run, e.g. trainer.steps=16")
-    args = parser.parse_args()
+    args = parse_args(parser)
     root = args.out or Path(tempfile.mkdtemp(prefix="reasonaug-bench-"))
     root.mkdir(parents=True, exist_ok=True)
     minutes: dict[str, list[float]] = {}

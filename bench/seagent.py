@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from statistics import mean, pstdev
 
-from _runs import run_job
+from _runs import parse_args, run_job
 
 
 def main() -> None:
@@ -34,7 +34,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=None, help="keep the run directories here")
     parser.add_argument("--generalist", nargs="+", default=None, help="specialists on these apps, then a generalist")
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. trainer.steps=10")
-    args = parser.parse_args()
+    args = parse_args(parser)
     if args.generalist:
         generalist(args)
         return

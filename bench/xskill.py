@@ -1,9 +1,12 @@
 """XSkill's claim over seeds: held-out success of the same frozen agent with and without the memory it accumulated,
 and the ablation (experiences only, skills only, both), on ToolCalc.
 
-    python bench/xskill.py [--seeds 0 1 2] [overrides ...]      e.g. xskill.rl=true, xskill.summarizer=lm
+    python bench/xskill.py [--seeds 0 1 2] [--job xskill_web] [overrides ...]   e.g. xskill.rl=true
 
-Each seed is one `raygent run xskill trainer.seed=S` in a fresh process. Per seed it prints the four variants'
+`--job xskill_web` runs XSkill on the web suite (`jobs/configs/xskill_web.yaml`; its transfer run takes the overrides
+`env.task_kwargs.apps=[...] env.task_kwargs.eval_apps=[media_player]`).
+
+Each seed is one `raygent run JOB trainer.seed=S` in a fresh process. Per seed it prints the four variants'
 held-out success after phase I (overall, and on the novel templates no demonstration covered). Last line: means
 over seeds, `gain` = both − none with `gain_sd` its standard deviation over seeds, and `minutes` the mean wall time
 of a run.
@@ -16,29 +19,30 @@ import tempfile
 from pathlib import Path
 from statistics import mean, pstdev
 
-from _runs import run_job
+from _runs import parse_args, run_job
 
 VARIANTS = ("none", "experiences", "skills", "both")
 
 
-def run_once(seed: int, overrides: list[str], run_dir: Path) -> tuple[dict, float]:
-    """(xskill.json, minutes) of one `raygent run xskill` in a fresh process."""
-    return run_job("xskill", [f"trainer.seed={seed}", *overrides], run_dir, "xskill.json")
+def run_once(job: str, seed: int, overrides: list[str], run_dir: Path) -> tuple[dict, float]:
+    """(xskill.json, minutes) of one `raygent run JOB` in a fresh process."""
+    return run_job(job, [f"trainer.seed={seed}", *overrides], run_dir, "xskill.json")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--job", choices=["xskill", "xskill_web"], default="xskill")
     parser.add_argument("--keep", type=Path, default=None, help="keep the run directories under this folder")
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. trainer.steps=8")
-    args = parser.parse_args()
+    args = parse_args(parser)
     success: dict[str, list[float]] = {v: [] for v in VARIANTS}
     novel: dict[str, list[float]] = {v: [] for v in VARIANTS}
     minutes: list[float] = []
     with tempfile.TemporaryDirectory() as scratch:
         root = args.keep or Path(scratch)
         for seed in args.seeds:
-            results, wall = run_once(seed, args.overrides, root / f"seed{seed}")
+            results, wall = run_once(args.job, seed, args.overrides, root / f"seed{seed}")
             minutes.append(wall)
             after = results["after"]
             for variant in VARIANTS:

@@ -48,7 +48,7 @@ from raygent.platform.contracts import Task, Trajectory
 from raygent.platform.rl.hooks import TrainerHook
 from raygent.platform.rl.initial import agent_sections, initial_model
 from raygent.platform.rl.report import write_report
-from raygent.platform.rl.tasks import StaticSource
+from raygent.platform.rl.tasks import StaticSource, heldout_seed
 from raygent.platform.rl.trainer import AgentTrainer
 
 RESULTS_FILE = "docos.json"
@@ -161,10 +161,14 @@ class DocOS:
         for layout, split in LAYOUT_SPLITS.items():
             for variant in VARIANTS:
                 if (variant, layout) != ("tools", "random"):  # that one is the trainer's own held-out set
-                    extra[set_name(variant, layout)] = docos_tasks(split, seed + 7919, n, docs=variant, **kwargs)
+                    extra[set_name(variant, layout)] = docos_tasks(split, heldout_seed(seed), n, docs=variant, **kwargs)
         reader: list[EpisodeScore] = []
         if agent.docos.reader:
-            tasks = [t for layout, split in LAYOUT_SPLITS.items() for t in docos_tasks(split, seed + 7919, n, **kwargs)]
+            tasks = [
+                t
+                for layout, split in LAYOUT_SPLITS.items()
+                for t in docos_tasks(split, heldout_seed(seed), n, **kwargs)
+            ]
             with console.status(f"scripted reader on {len(tasks)} tasks"):
                 reader = run_reader(tasks, run_dir / READER_DIR, agent.docos.demo_workers)
 

@@ -36,6 +36,7 @@ from raygent.jobs.seagent.settings import CURRICULA, SeagentConfig
 from raygent.platform.config import load_entry
 from raygent.platform.rl.initial import initial_model
 from raygent.platform.rl.report import write_report
+from raygent.platform.rl.tasks import heldout_seed
 from raygent.platform.rl.trainer import AgentTrainer
 
 CLAIM = "the generalist matches or beats the mean of the specialists on their own apps"
@@ -95,7 +96,7 @@ def run_generalist(agent: SeagentConfig, job: str, run_dir: Path, resume: bool, 
         pool = prior_pool(config, s.demo_workers, console)
         model_path = initial_model(config, directory, tokenizer_corpus(pool, apps, list(urls.values())))
         task_fn = load_entry(agent.env.tasks)
-        held_out = (agent.env.eval_split, agent.trainer.seed + 7919, agent.trainer.eval_tasks)
+        held_out = (agent.env.eval_split, heldout_seed(agent.trainer.seed), agent.trainer.eval_tasks)
         # each app's held-out tasks exactly as its specialist's trainer drew them
         evals = {app: task_fn(*held_out, **{**agent.env.task_kwargs, "apps": [app]}) for app in apps}
         demonstrations = {app: specialists[app]["successes"].demonstrations() for app in apps}

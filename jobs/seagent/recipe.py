@@ -208,7 +208,7 @@ def prior_pool(agent: SeagentConfig, workers: int, console: Console) -> list[str
     """The prior's SFT task ids (the other apps' experts), recorded into the demonstration cache."""
     sft_kwargs = {**agent.env.task_kwargs, **agent.sft.task_kwargs}
     pool = sft_pool(sft_kwargs.get("apps"), None, sft_kwargs.get("difficulties", (1,)), 1, ())
-    WebAgent._record(pool, workers, console)
+    WebAgent.record_pool(pool, workers, console)
     return pool
 
 

@@ -44,12 +44,13 @@ from raygent.jobs.web_agent import screens
 from raygent.jobs.web_agent.demos import demonstrations, ensure_recorded, first_screens
 from raygent.jobs.web_agent.explore import explorations
 from raygent.jobs.web_agent.replay import HindsightReplay, ReplaySettings
-from raygent.jobs.web_agent.tasks import sft_pool, template_ids, web_tasks
+from raygent.jobs.web_agent.tasks import sft_pool_for, template_ids, web_tasks
 from raygent.platform.config import JobConfig
 from raygent.platform.rl import metrics as m
 from raygent.platform.rl.initial import agent_sections, initial_model
 from raygent.platform.rl.report import write_report
 from raygent.platform.rl.settings import AgentRunConfig, Section
+from raygent.platform.rl.tasks import heldout_seed
 from raygent.platform.rl.trainer import AgentTrainer
 
 MIN_GAIN = 0.10
@@ -130,14 +131,8 @@ class WebAgent:
         agent = agent_sections(config, WebAgentConfig)
         grpo_kwargs = agent.env.task_kwargs
         sft_kwargs = {**grpo_kwargs, **agent.sft.task_kwargs}
-        pool = sft_pool(
-            sft_kwargs.get("apps"),
-            sft_kwargs.get("templates"),
-            sft_kwargs.get("difficulties", (1,)),
-            int(sft_kwargs.get("pool", 1)),
-            sft_kwargs.get("exclude", ()),
-        )
-        self._record(pool, agent.web.demo_workers, console)
+        pool = sft_pool_for(sft_kwargs)
+        self.record_pool(pool, agent.web.demo_workers, console)
         never_trained = list(grpo_kwargs.get("exclude", ()))
         grpo_templates = template_ids(
             grpo_kwargs.get("apps"), grpo_kwargs.get("templates"), grpo_kwargs.get("difficulties", (1,)), never_trained
@@ -150,7 +145,7 @@ class WebAgent:
         unseen = (
             web_tasks(
                 agent.env.eval_split,
-                agent.trainer.seed + 7919,
+                heldout_seed(agent.trainer.seed),
                 agent.web.heldout_template_tasks,
                 apps=None,
                 templates=never_trained,
@@ -223,7 +218,7 @@ class WebAgent:
         return found
 
     @staticmethod
-    def _record(tasks: list[Any], workers: int, console: Console) -> None:
+    def record_pool(tasks: list[Any], workers: int, console: Console) -> None:
         """Record the SFT pool's missing demonstrations up front, with a progress bar."""
         with Progress(
             TextColumn("[bold]demonstrations"),

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
+from typing import Any
 
 from raygent.environments.web.registry import available_apps, list_tasks, make_task
 from raygent.jobs.web_agent.demos import demonstrations
@@ -108,6 +109,17 @@ def sft_pool(
         for tid in template_ids(apps, templates, difficulties, exclude)
         for s in range(pool)
     ]
+
+
+def sft_pool_for(task_kwargs: Mapping[str, Any]) -> list[Task]:
+    """`sft_pool` of a config's task kwargs (`env.task_kwargs` with `sft.task_kwargs` over it)."""
+    return sft_pool(
+        task_kwargs.get("apps"),
+        task_kwargs.get("templates"),
+        task_kwargs.get("difficulties", (1,)),
+        int(task_kwargs.get("pool", 1)),
+        task_kwargs.get("exclude", ()),
+    )
 
 
 def web_demonstrations(tasks: Sequence[Task]) -> list[list[tuple[str, str]]]:

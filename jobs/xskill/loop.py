@@ -7,7 +7,8 @@
 `MemoryLoop` is a `ChatLoop`: at the start of an episode it asks the memory actor for the task's context (the
 adapted skill and the top-k tips, `MemoryBank.context`) and puts it before the first observation, separated by
 `CONTEXT_SEPARATOR`; the prompt then carries it for the whole episode (in the first turn, then in the history), as
-XSkill prepends its context to the system prompt. The mode is the task's `params["xskill_mode"]` when set (the
+XSkill prepends its context to the system prompt (with `every_turn: true`, before every observation, for prompts
+that keep no history). The mode is the task's `params["xskill_mode"]` when set (the
 job's evaluation variants), else `agent_kwargs.mode`.
 
 A request that fails or takes longer than `timeout_s` gives no context for that episode; the loop never raises for
@@ -41,6 +42,9 @@ class LoopSettings(BaseModel):
     """The memory actor's name (in the `raygent-xskill` namespace); the recipe sets it per run."""
     mode: Literal["none", "experiences", "skills", "both"] = "both"
     timeout_s: float = Field(default=2.0, gt=0)
+    every_turn: bool = False
+    """Put the context before every observation, not only the first: for a prompt without history
+    (`policy.prompt.max_history: 0`, the web agent's), where the first turn's context would be gone by the second."""
 
 
 def with_context(context_text: str, observation_text: str) -> str:
@@ -87,3 +91,9 @@ class MemoryLoop(ChatLoop):
             status = "empty"
         info = {**self.current.info, "xskill": status, "xskill_mode": mode, "xskill_used": ",".join(used)}
         self.current = self.current.model_copy(update={"text": with_context(text, self.current.text), "info": info})
+        self.context_text = text if settings.every_turn else ""
+
+    def observe(self, observation: Any, reward: float, info: dict[str, Any]) -> None:
+        super().observe(observation, reward, info)
+        if self.context_text:
+            self.current = self.current.model_copy(update={"text": with_context(self.context_text, self.current.text)})

@@ -50,7 +50,8 @@ SNAPSHOT_VERSION = 1
 MODES = ("none", "experiences", "skills", "both")
 Mode = Literal["none", "experiences", "skills", "both"]
 
-_NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
+NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
+"""A whole number in a text (not part of a word or a decimal): what a situation abstracts."""
 _TOKEN = re.compile(r"[a-z]+|\d+|[^\sa-z\d]")
 
 
@@ -71,7 +72,7 @@ def situation_of(instruction: str) -> tuple[str, list[int]]:
         index = len(values) - 1
         return PLACEHOLDERS[index] if index < len(PLACEHOLDERS) else match.group()
 
-    return _NUMBER.sub(replace, instruction), values
+    return NUMBER.sub(replace, instruction), values
 
 
 def tokens(text: str) -> list[str]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,9 +41,11 @@ from raygent.jobs.xskill.memory import MemoryBank, MemorySettings
 from raygent.jobs.xskill.summarize import LMSummarizer, OpenAIChat, PolicyChat, ProgrammaticSummarizer, Summarizer
 from raygent.jobs.xskill.tasks import check_modes, check_templates, tokenizer_text, xskill_tasks
 from raygent.platform.config import JobConfig
+from raygent.platform.contracts import Task
 from raygent.platform.rl.initial import agent_sections, initial_model
 from raygent.platform.rl.report import write_report
 from raygent.platform.rl.settings import AgentRunConfig, EnvSettings, RolloutSettings, SFTSettings
+from raygent.platform.rl.tasks import heldout_seed
 from raygent.platform.rl.trainer import AgentTrainer
 
 LOOP = "raygent.jobs.xskill.loop:MemoryLoop"
@@ -82,8 +85,8 @@ class LMSettings(BaseModel):
         return value
 
 
-class XSkillSettings(BaseModel):
-    """The `xskill` section."""
+class MemoryJobSettings(BaseModel):
+    """The `xskill` section's knobs that do not depend on the environment."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -94,6 +97,11 @@ class XSkillSettings(BaseModel):
     """GRPO on the accumulation batches too (memory and RL in one run); false keeps the agent frozen."""
     max_ops: int = Field(default=3, ge=1)
     memory: MemorySettings = MemorySettings()
+
+
+class XSkillSettings(MemoryJobSettings):
+    """The `xskill` section on ToolCalc."""
+
     novel_templates: list[str] = Field(default_factory=lambda: ["a+b*c", "(a+b)*c"])
     """Templates left out of SFT (reported apart: only memory can teach them)."""
 
@@ -149,38 +157,60 @@ class XSkillRunConfig(AgentRunConfig):
         return self
 
 
-def make_summarizer(settings: XSkillSettings, trainer: AgentTrainer | None) -> Summarizer:
-    """The configured summarizer; the LM one over the trainer's first engine or an OpenAI-compatible URL."""
+def make_summarizer(
+    settings: MemoryJobSettings, trainer: AgentTrainer | None, programmatic: ProgrammaticSummarizer | None = None
+) -> Summarizer:
+    """The configured summarizer; the LM one over the trainer's first engine or an OpenAI-compatible URL.
+    `programmatic`: the environment's rules (ToolCalc's by default), also what writes the LM summarizer's skills."""
+    rules = programmatic or ProgrammaticSummarizer(max_ops=settings.max_ops)
     if settings.summarizer == "programmatic":
-        return ProgrammaticSummarizer(max_ops=settings.max_ops)
+        return rules
     lm = settings.lm
     if lm.endpoint == "policy":
         if trainer is None:
             raise ValueError("xskill.lm.endpoint: policy needs the run's engines")
-        return LMSummarizer(PolicyChat(trainer.engines[0], trainer.tokenizer, lm.max_new_tokens), settings.max_ops)
-    import os
+        chat: Any = PolicyChat(trainer.engines[0], trainer.tokenizer, lm.max_new_tokens)
+    else:
+        import os
 
-    key = os.environ.get(lm.api_key_env) if lm.api_key_env else None
-    return LMSummarizer(OpenAIChat(lm.endpoint, lm.model, key, lm.max_new_tokens), settings.max_ops)
+        key = os.environ.get(lm.api_key_env) if lm.api_key_env else None
+        chat = OpenAIChat(lm.endpoint, lm.model, key, lm.max_new_tokens)
+    return LMSummarizer(chat, settings.max_ops, rules)
 
 
 def actor_name(run_dir: Path) -> str:
     return f"xskill-memory-{zlib.crc32(str(run_dir.resolve()).encode()):08x}"
 
 
+def with_variants(heldout: list[Task]) -> dict[str, list[Task]]:
+    """The held-out tasks once per extra memory variant (`VARIANTS`), as the trainer's extra evaluation sets."""
+    return {
+        variant: [t.model_copy(update={"params": {**t.params, "xskill_mode": variant}}) for t in heldout]
+        for variant in VARIANTS
+    }
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What an environment's XSkill job hands the shared phases: the initial model, the summarizer's rules, the
+    held-out tasks and the templates reported as novel."""
+
+    model_path: str
+    rules: ProgrammaticSummarizer
+    heldout: list[Task]
+    novel: list[str]
+
+
 class XSkill:
     name = "xskill"
     summary = "an experience-and-skill memory a frozen agent accumulates from its rollouts and reads on held-out tasks"
     claim = f"held-out success with memory exceeds success without it by >= {MIN_GAIN} (weights frozen)"
-    config_model = XSkillRunConfig
+    config_model: type[AgentRunConfig] = XSkillRunConfig
 
-    def run(self, config: JobConfig, run_dir: Path, resume: bool = False) -> dict[str, Any]:
-        console = Console()
-        agent = agent_sections(config, XSkillRunConfig)
+    def prepare(self, agent: Any, run_dir: Path, console: Console) -> Prepared:
+        """ToolCalc: the tokenizer's text (contexts of the SFT templates' teacher bank), held-out tasks of every
+        template, the novel templates."""
         settings = agent.xskill
-        name = actor_name(run_dir)
-        rollout = agent.rollout.model_copy(update={"agent_kwargs": {**agent.rollout.agent_kwargs, "actor": name}})
-        agent = agent.model_copy(update={"rollout": rollout})
         sft_templates = agent.sft.task_kwargs.get("templates") or [
             t for t in TEMPLATES if t not in settings.novel_templates
         ]
@@ -190,17 +220,32 @@ class XSkill:
             else []
         )
         model_path = initial_model(agent, run_dir, text)
-        actor = start_memory(name, settings.memory.model_dump())
-        hook = XSkillHook(actor, ProgrammaticSummarizer(max_ops=settings.max_ops), run_dir, rl=settings.rl)
         task_kwargs = {k: v for k, v in agent.env.task_kwargs.items() if k != "modes"}
-        heldout = xskill_tasks(agent.env.eval_split, agent.trainer.seed + 7919, agent.trainer.eval_tasks, **task_kwargs)
-        extra = {
-            variant: [t.model_copy(update={"params": {**t.params, "xskill_mode": variant}}) for t in heldout]
-            for variant in VARIANTS
-        }
-        trainer = AgentTrainer(agent, run_dir, model_path, console=console, extra_evals=extra, hooks=[hook])
+        heldout = xskill_tasks(
+            agent.env.eval_split, heldout_seed(agent.trainer.seed), agent.trainer.eval_tasks, **task_kwargs
+        )
+        return Prepared(model_path, ProgrammaticSummarizer(max_ops=settings.max_ops), heldout, settings.novel_templates)
+
+    def run(self, config: JobConfig, run_dir: Path, resume: bool = False) -> dict[str, Any]:
+        console = Console()
+        agent: Any = agent_sections(config, self.config_model)
+        settings: MemoryJobSettings = agent.xskill
+        name = actor_name(run_dir)
+        rollout = agent.rollout.model_copy(update={"agent_kwargs": {**agent.rollout.agent_kwargs, "actor": name}})
+        agent = agent.model_copy(update={"rollout": rollout})
+        prepared = self.prepare(agent, run_dir, console)
+        actor = start_memory(name, settings.memory.model_dump())
+        hook = XSkillHook(actor, prepared.rules, run_dir, rl=settings.rl)
+        trainer = AgentTrainer(
+            agent,
+            run_dir,
+            prepared.model_path,
+            console=console,
+            extra_evals=with_variants(prepared.heldout),
+            hooks=[hook],
+        )
         try:
-            hook.summarizer = make_summarizer(settings, trainer)
+            hook.summarizer = make_summarizer(settings, trainer, prepared.rules)
             trainer.run(resume=resume)
             examples = trainer.examples(4, failures=2)
             import ray
@@ -209,13 +254,14 @@ class XSkill:
             memory_stats = ray.get(actor.stats.remote())
         finally:
             trainer.shutdown()
-        results = self.results(hook, settings, memory_stats)
+        results = self.results(hook, prepared.novel, memory_stats)
         (run_dir / RESULTS_FILE).write_text(json.dumps(results, indent=1))
         after = results["after"]
         rows = [
             (f"{variant} / {part}", after["none"][part], after[variant][part])
             for variant in ("experiences", "skills", "both")
             for part in ("seen", "novel")
+            if after["none"][part] == after["none"][part]  # a part without templates (nan) has no row
         ]
         summary = write_report(
             run_dir,
@@ -224,7 +270,7 @@ class XSkill:
             before=after["none"]["success"],
             after=after["both"]["success"],
             min_gain=MIN_GAIN,
-            examples=examples,
+            examples=self.examples(examples, run_dir),
             extra={"seed": agent.trainer.seed, "summarizer": settings.summarizer, "rl": settings.rl, **results["flat"]},
             rows=rows,
         )
@@ -235,19 +281,23 @@ class XSkill:
         )
         return summary
 
+    def examples(self, examples: list[Any], run_dir: Path) -> list[Any]:
+        """The report's example trajectories (the web job adds their screens)."""
+        return examples
+
     @staticmethod
-    def results(hook: XSkillHook, settings: XSkillSettings, memory_stats: dict[str, float]) -> dict[str, Any]:
+    def results(hook: XSkillHook, novel_templates: list[str], memory_stats: dict[str, float]) -> dict[str, Any]:
         """Per evaluation (before / after phase I) and variant: success overall, on seen and on novel templates."""
         steps = sorted(hook.evals)
-        out: dict[str, Any] = {"memory": memory_stats, "novel_templates": settings.novel_templates}
+        out: dict[str, Any] = {"memory": memory_stats, "novel_templates": novel_templates}
         flat: dict[str, float] = {}
         for label, step in (("before", steps[0]), ("after", steps[-1])):
             table = {}
             for name, record in hook.evals[step].items():
                 variant = name or "both"
                 templates = record["templates"]
-                novel = [v for k, v in templates.items() if k in settings.novel_templates]
-                seen = [v for k, v in templates.items() if k not in settings.novel_templates]
+                novel = [v for k, v in templates.items() if k in novel_templates]
+                seen = [v for k, v in templates.items() if k not in novel_templates]
                 table[variant] = {
                     **record,
                     "seen": sum(seen) / len(seen) if seen else float("nan"),

@@ -98,14 +98,14 @@ def action_name(action: str) -> str:
     return match.group(1) if match else "?"
 
 
-def _majority(items: Sequence[Any], share: float) -> Any | None:
+def majority(items: Sequence[Any], share: float) -> Any | None:
     if not items:
         return None
     value, count = Counter(items).most_common(1)[0]
     return value if count / len(items) >= share else None
 
 
-def _share(items: Sequence[Any], value: Any) -> float:
+def share_of(items: Sequence[Any], value: Any) -> float:
     return sum(item == value for item in items) / len(items) if items else 0.0
 
 
@@ -117,12 +117,21 @@ class Summarizer(Protocol):
 
 class ProgrammaticSummarizer:
     """The laptop-scale summarizer (module docstring). `share`: the fraction of successes a feature must hold;
-    `max_ops`: experience operations per group (XSkill: 3)."""
+    `max_ops`: experience operations per group (XSkill: 3). An environment with other actions overrides
+    `procedure` (a rollout as abstract steps) and `specific` (a step only this task can use), e.g. the web suite's
+    `WebSummarizer`."""
 
     def __init__(self, share: float = 0.75, max_ops: int = 3) -> None:
         self.share = share
         self.max_ops = max_ops
         self.stats: Counter[str] = Counter()
+
+    def procedure(self, instruction: str, rollout: Rollout) -> list[str]:
+        return abstract_procedure(instruction, rollout)
+
+    def specific(self, text: str) -> bool:
+        """Whether abstract steps still hold this task's literals (a number no placeholder stands for)."""
+        return bool(re.search(r"\d", text))
 
     def tips(self, group: Group) -> list[tuple[str, str]]:
         """(kind, advice) for what the group's successes share and its failures mostly lack."""
@@ -130,12 +139,12 @@ class ProgrammaticSummarizer:
         losses = [r for r in group.rollouts if not r.success]
         if not wins or not losses:
             return []
-        procedures = {id(r): abstract_procedure(group.instruction, r) for r in group.rollouts}
+        procedures = {id(r): self.procedure(group.instruction, r) for r in group.rollouts}
         found: list[tuple[str, str]] = []
         names = [tuple(action_name(a) for a in r.actions) for r in wins]
         lost_names = [tuple(action_name(a) for a in r.actions) for r in losses]
-        pattern = _majority(names, self.share)
-        if pattern and _share(lost_names, pattern) < 0.5:
+        pattern = majority(names, self.share)
+        if pattern and share_of(lost_names, pattern) < 0.5:
             *tools, last = pattern
             if tools:
                 counts = Counter(tools)
@@ -143,29 +152,34 @@ class ProgrammaticSummarizer:
                 found.append(("count", f"use {uses}, then {last}."))
             else:
                 found.append(("count", f"reply {last}(...) at once, without a tool call."))
-        first = _majority([procedures[id(r)][0] for r in wins if procedures[id(r)]], self.share)
+        first = majority([procedures[id(r)][0] for r in wins if procedures[id(r)]], self.share)
         lost_first = [procedures[id(r)][0] for r in losses if procedures[id(r)]]
         final_name = Counter(n[-1] for n in names if n).most_common(1)[0][0] if any(names) else None
         if (
             first
             and action_name(first) != final_name
-            and _share(lost_first, first) < 0.5
-            and not re.search(r"\d", first)
+            and share_of(lost_first, first) < 0.5
+            and not self.specific(first)
         ):
             found.append(("first", f"start with {first}."))
-        final = _majority([procedures[id(r)][-1] for r in wins if procedures[id(r)]], self.share)
+        final = majority([procedures[id(r)][-1] for r in wins if procedures[id(r)]], self.share)
         lost_final = [procedures[id(r)][-1] for r in losses if procedures[id(r)]]
-        if final and "(R)" in final and _share(lost_final, final) < 0.5:
+        if final and "(R)" in final and share_of(lost_final, final) < 0.5:
             found.append(("final", f"finish with {final}: the last result."))
+        return found + self.format_tip(wins, losses)
+
+    @staticmethod
+    def format_tip(wins: Sequence[Rollout], losses: Sequence[Rollout]) -> list[tuple[str, str]]:
+        """The `format` tip when every success is well formed and at least half the failures are not."""
         if all(all(r.valid) for r in wins) and sum(not all(r.valid) for r in losses) * 2 >= len(losses):
-            found.append(("format", "reply with exactly one well-formed action per turn."))
-        return found
+            return [("format", "reply with exactly one well-formed action per turn.")]
+        return []
 
     def contradicted(self, group: Group, existing: Sequence[dict[str, Any]]) -> list[str]:
         """Ids of this situation's `first` tips whose move the group's failures make at least as often as its
         successes (at least two failures doing it)."""
-        wins = [abstract_procedure(group.instruction, r) for r in group.rollouts if r.success]
-        losses = [abstract_procedure(group.instruction, r) for r in group.rollouts if not r.success]
+        wins = [self.procedure(group.instruction, r) for r in group.rollouts if r.success]
+        losses = [self.procedure(group.instruction, r) for r in group.rollouts if not r.success]
         doomed = []
         for item in existing:
             if item["situation"] != group.situation or item["kind"] != "first":
@@ -179,13 +193,10 @@ class ProgrammaticSummarizer:
 
     def skill_op(self, group: Group, skills: Sequence[dict[str, Any]]) -> KnowledgeOp | None:
         """The successful procedures as variants of the situation's skill, and the commonest failing first move."""
-        # a procedure that still holds literal numbers is this task's, not the situation's: not a skill
-        wins = [
-            " ; ".join(abstract_procedure(group.instruction, r))
-            for r in group.rollouts
-            if r.success and not re.search(r"\d", " ".join(abstract_procedure(group.instruction, r)))
-        ]
-        losses = [abstract_procedure(group.instruction, r) for r in group.rollouts if not r.success]
+        # a procedure that still holds this task's literals (`specific`) is the task's, not the situation's: no skill
+        procedures = [" ; ".join(self.procedure(group.instruction, r)) for r in group.rollouts if r.success]
+        wins = [p for p in procedures if not self.specific(p)]
+        losses = [self.procedure(group.instruction, r) for r in group.rollouts if not r.success]
         lost = Counter(" ; ".join(p) for p in losses)
         watch = []
         if wins and losses:
@@ -204,7 +215,7 @@ class ProgrammaticSummarizer:
             situation=group.situation,
             ids=ids,
             variants=dict(Counter(wins)),
-            failed={p: n for p, n in lost.items() if not re.search(r"\d", p)},
+            failed={p: n for p, n in lost.items() if not self.specific(p)},
             watch_out=watch,
         )
 
@@ -278,16 +289,17 @@ def parse_ops(text: str, situation: str) -> tuple[list[KnowledgeOp], int]:
 class LMSummarizer:
     """The cluster-scale summarizer (module docstring): `chat` is `PolicyChat` or `OpenAIChat`."""
 
-    def __init__(self, chat: ChatFn, max_ops: int = 3) -> None:
+    def __init__(self, chat: ChatFn, max_ops: int = 3, programmatic: ProgrammaticSummarizer | None = None) -> None:
         self.chat = chat
         self.max_ops = max_ops
-        self.programmatic = ProgrammaticSummarizer(max_ops=max_ops)
+        self.programmatic = programmatic or ProgrammaticSummarizer(max_ops=max_ops)
+        """Writes the skills and the rollouts' abstract procedures (the environment's summarizer)."""
         self.stats: Counter[str] = Counter()
 
     def prompt(self, group: Group, view: dict[str, Any]) -> str:
         lines = []
         for number, rollout in enumerate(group.rollouts, 1):
-            steps = " ; ".join(abstract_procedure(group.instruction, rollout))
+            steps = " ; ".join(self.programmatic.procedure(group.instruction, rollout))
             lines.append(f"{number}. {'SUCCESS' if rollout.success else 'FAILURE'}: {steps}")
         existing = [f"{e['id']}: When '{e['situation']}': {e['advice']}" for e in view.get("experiences", [])]
         used = sorted({i for r in group.rollouts for i in r.used})

@@ -59,6 +59,15 @@ class TaskSettings(BaseModel):
     kwargs: dict[str, Any] = Field(default_factory=dict)
 
 
+HELDOUT_SEED_OFFSET = 7919
+
+
+def heldout_seed(seed: int) -> int:
+    """The seed a run draws its held-out tasks from (`env.tasks(env.eval_split, heldout_seed(trainer.seed), ...)`):
+    the trainer's own evaluation set, and a job's extra evaluation sets that must match it."""
+    return seed + HELDOUT_SEED_OFFSET
+
+
 def batch_seed(seed: int, index: int, stage: str = "train") -> int:
     """A seed for batch `index` that differs between stages and runs (CRC-32 of the three)."""
     return zlib.crc32(f"{stage}:{seed}:{index}".encode())
@@ -161,7 +170,13 @@ class AdaptiveSource(StaticSource):
 
 
 def make_source(
-    settings: TaskSettings, task_fn: TaskFunction, *, split: str, seed: int, batch_size: int, stage: str = "train",
+    settings: TaskSettings,
+    task_fn: TaskFunction,
+    *,
+    split: str,
+    seed: int,
+    batch_size: int,
+    stage: str = "train",
     task_kwargs: dict[str, Any] | None = None,
 ) -> TaskSource:
     """The configured source over `task_fn`."""

@@ -51,7 +51,7 @@ from raygent.platform.rl.learner_group import LearnerGroup
 from raygent.platform.rl.reward import JudgeStage
 from raygent.platform.rl.rollout import EpisodeRequest, RolloutWorker
 from raygent.platform.rl.settings import AgentRunConfig
-from raygent.platform.rl.tasks import StaticSource, make_source
+from raygent.platform.rl.tasks import StaticSource, heldout_seed, make_source
 from raygent.platform.rl.weight_sync import make_weight_sync
 from raygent.policies.backends.base import SamplingParams
 from raygent.policies.loading import load_tokenizer
@@ -119,7 +119,7 @@ class AgentTrainer:
             task_kwargs={**env.task_kwargs, **config.sft.task_kwargs},
         )
         self.eval_tasks = (
-            self.task_fn(env.eval_split, trainer.seed + 7919, trainer.eval_tasks, **env.task_kwargs)
+            self.task_fn(env.eval_split, heldout_seed(trainer.seed), trainer.eval_tasks, **env.task_kwargs)
             if trainer.eval_tasks
             else []
         )

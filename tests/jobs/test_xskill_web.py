@@ -1,0 +1,141 @@
+"""XSkill on the web suite without Ray: procedures that name elements, the web summarizer's skill and tip, the loop's
+context on every screen, the tasks' modes and evaluated apps, the config's checks; and (browser) SFT demonstrations
+whose every screen carries the teacher bank's skill."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from raygent.jobs.web_agent.tasks import web_tasks
+from raygent.jobs.xskill.loop import LOCAL_BANKS, MemoryLoop
+from raygent.jobs.xskill.memory import MemoryBank
+from raygent.jobs.xskill.summarize import Group, Rollout, strip_context
+from raygent.jobs.xskill.web import WebSummarizer, web_memory_demonstrations, web_procedure, xskill_web_tasks
+from raygent.platform.config import ConfigError, load_config
+from raygent.platform.rl.agent_loop import LoopContext
+from raygent.policies.prompts import PromptFormat
+
+SCREEN = '[9] button "Play/Pause"\n[13] button "Mute"\n[14] slider "Volume" value="80"\ntext "Nothing is playing."'
+UNMUTED = SCREEN.replace('"Mute"', '"Unmute"')
+
+
+def rollout(actions: list[str], success: bool, screens: list[str] | None = None) -> Rollout:
+    shown = screens or [SCREEN] * len(actions)
+    return Rollout(tuple(shown), tuple(actions), success, (True,) * len(actions))
+
+
+def test_web_procedures_name_elements_and_abstract_the_tasks_numbers() -> None:
+    steps = web_procedure("Set the volume to 30%.", rollout(["click(13)", 'type(14, "30")', "click(99)"], False))
+    assert steps == ['click("Mute")', 'type("Volume", "A")', "click(99)"]
+    # each step is read on its own screen: the same id names another element after the first click
+    assert web_procedure("Mute.", rollout(["click(13)", "click(13)"], True, [SCREEN, UNMUTED])) == [
+        'click("Mute")',
+        'click("Unmute")',
+    ]
+    summarizer = WebSummarizer()
+    assert summarizer.specific("click(99)") and not summarizer.specific('click("Slide 3: Roadmap")')
+
+
+def test_web_summarizer_writes_a_skill_and_a_first_move_tip_the_context_shows() -> None:
+    group = Group(
+        "Mute the sound.",
+        [
+            rollout(["click(13)"], True),
+            rollout(["click(13)"], True),
+            rollout(["click(13)"], True),
+            rollout(["click(9)", "click(14)"], False),
+            rollout(["click(9)"], False),
+            rollout(["click(99)"], True),  # a success through an id no screen has: no skill variant
+        ],
+    )
+    bank = MemoryBank()
+    summarizer = WebSummarizer()
+    bank.apply(summarizer.summarize([group], bank.view([group.situation])))
+    (skill,) = bank.skills.values()
+    assert skill.variants == {'click("Mute")': 3} and skill.watch_out == [
+        'click("Play/Pause") as the first move failed 2 of 2 times.'
+    ]
+    assert bank.context("Mute the sound.").text == 'memory:\nskill: click("Mute")\ntip: start with click("Mute").'
+    # a close situation gets the tip with its trigger, not the skill; an unrelated one gets nothing
+    assert (
+        bank.context("Unmute the sound.").text
+        == "memory:\ntip: When the task reads 'Mute the sound.': start with click(\"Mute\")."
+    )
+    assert bank.context("Play the playlist in random order.").text == ""
+
+
+def test_every_turn_keeps_the_context_on_later_screens() -> None:
+    bank = MemoryBank()
+    bank.apply(WebSummarizer().summarize([Group("Mute the sound.", [rollout(["click(13)"], True)] * 2)], {}))
+    LOCAL_BANKS["web-bank"] = bank
+    (task,) = web_tasks("heldout", 0, 1, templates=["media_player/mute_audio"])
+    context = LoopContext(tokenizer=None, prompt_format=PromptFormat(), kwargs={})
+    loops = {
+        every: MemoryLoop(
+            task,
+            {"text": SCREEN},
+            LoopContext(**{**context.__dict__, "kwargs": {"actor": "web-bank", "every_turn": every}}),
+        )
+        for every in (True, False)
+    }
+    for loop in loops.values():
+        assert loop.observation().text.startswith('memory:\nskill: click("Mute")')
+        loop.observe({"text": UNMUTED}, 0.0, {})
+    assert (
+        loops[True].observation().text.startswith("memory:\n")
+        and strip_context(loops[True].observation().text) == UNMUTED
+    )
+    assert loops[False].observation().text == UNMUTED
+    del LOCAL_BANKS["web-bank"]
+
+
+def test_tasks_stamp_modes_and_draw_heldout_from_the_evaluated_apps() -> None:
+    kwargs = {"apps": ["code_editor"], "eval_apps": ["media_player"], "modes": {"none": 0.5, "skills": 0.5}}
+    train = xskill_web_tasks("train", 0, 40, **kwargs)
+    heldout = xskill_web_tasks("heldout", 0, 6, **kwargs)
+    assert {t.params["app"] for t in train} == {"code_editor"} and {t.params["app"] for t in heldout} == {
+        "media_player"
+    }
+    assert {t.params["xskill_mode"] for t in train} == {"none", "skills"}
+    assert [t.params["xskill_mode"] for t in train] == [
+        t.params["xskill_mode"] for t in xskill_web_tasks("train", 0, 40, **kwargs)
+    ]
+    assert "xskill_mode" not in xskill_web_tasks("train", 0, 2, apps=["code_editor"])[0].params
+
+
+@pytest.mark.parametrize(
+    ("override", "named"),
+    [
+        ("env.task_kwargs.eval_apps=[nope]", "task_kwargs.eval_apps"),
+        ("env.task_kwargs.apss=[media_player]", "task_kwargs.apss"),
+        ("sft.task_kwargs.modes={maybe: 1}", "task_kwargs.modes"),
+        ("rollout.agent_kwargs.every_turn=perhaps", "agent_kwargs.every_turn"),
+        ("xskill.novel_templates=[a+b]", "xskill.novel_templates"),
+    ],
+)
+def test_a_bad_config_is_refused_naming_the_key(override: str, named: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(named)):
+        load_config("xskill_web", [override])
+    assert load_config("xskill_web").job == "xskill_web"
+
+
+@pytest.mark.browser
+def test_sft_demonstrations_carry_the_teachers_skill_on_every_screen() -> None:
+    tasks = [
+        t.model_copy(update={"params": {**t.params, "xskill_mode": "skills"}})
+        for t in web_tasks(
+            "train", 0, 2, apps=["code_editor"], templates=["code_editor/open_file", "code_editor/word_wrap"], pool=1
+        )
+    ]
+    episodes = web_memory_demonstrations(tasks)
+    for turns in episodes:
+        assert turns, "the expert solved the task"
+        skill = turns[0][0].split("\n")[1]
+        assert skill.startswith('skill: click("')
+        for observation, action in turns:
+            assert observation.startswith("memory:\n" + skill + "\n--\n")
+            # the skill names the element the expert clicked on this screen
+            element = re.search(rf"^\[{re.escape(action[6:-1])}\] \w+ \"([^\"]*)\"", strip_context(observation), re.M)
+            assert element is not None and f'click("{element.group(1)}")' in skill
