@@ -8,8 +8,8 @@ One RL step, in order (each a seam a paper plugs into without editing this file)
 
     tasks        = source.next(i)                 → hooks.on_tasks          (tasks.py, hooks.py)
     trajectories = workers.run(tasks × group)       agent loop per episode  (rollout.py, agent_loop.py)
-    judged       = judge(trajectories)            → hooks.on_trajectories   (reward.py)
-    source.observe(judged)
+    judged       = judge(trajectories)            → source.observe(judged), rollout metrics   (reward.py)
+    judged       = hooks.on_trajectories(judged)  (what the learner gets)
     samples      = policy_samples(judged)           advantages on the driver (batch.py, losses/advantages.py)
     learner.policy_update(samples)                  the sum of the loss terms (learner.py, losses/terms.py)
     hooks.after_update(...)                       → push weights to the engines
@@ -358,9 +358,12 @@ class AgentTrainer:
         judged, stats = self.judge(fresh)
         if self.config.reward is not None:
             self.log.write({m.STAGE: "judge", m.STEP: step, m.JUDGEMENTS: judgement_records(fresh, judged)})
+        # the source and the rollout metrics see the episodes as collected and judged; the hooks shape only what the
+        # learner gets (XSkill's withholds the whole batch to keep the agent frozen)
+        collected = judged
+        self.source.observe([t for t in collected if not t.infra_failure])
         for hook in self.hooks:
             judged = hook.on_trajectories(step, judged)
-        self.source.observe([t for t in judged if not t.infra_failure])
         begin = time.perf_counter()
         samples, prepared = policy_samples(judged, self.config.learner.loss)
         stats.update(prepared)
@@ -382,7 +385,7 @@ class AgentTrainer:
             m.TIMING_SYNC: sync_s,
             m.DROPPED_STALE: dropped,
             m.WORKER_RESTARTS: self.worker_restarts,
-            **rollout_metrics(judged, self.version - 1, generate_s),
+            **rollout_metrics(collected, self.version - 1, generate_s),
             **stats,
         }
         self.log.write(record)

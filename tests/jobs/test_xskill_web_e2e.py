@@ -28,6 +28,8 @@ def test_memory_accumulated_on_one_app_is_read_on_another(tmp_path: Path) -> Non
     (phase_one,) = [r for r in records(out) if r["stage"] == "grpo"]
     assert all(task_id.startswith("code_editor/") for task_id in phase_one["data/task_ids"])
     assert phase_one["learner/skipped"] == 1.0 and "learner/grad_norm" not in phase_one, "the weights stayed frozen"
+    # the rollout metrics describe the batch the hook withheld from the learner (2 groups of 2, less infra failures)
+    assert phase_one["rollout/samples"] + phase_one["rollout/infra_failures"] == 4
     for stage in ("before", "after"):
         variants = results[stage]
         assert set(variants) == {"none", "experiences", "skills", "both"}
