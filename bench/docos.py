@@ -11,7 +11,7 @@ layout; GRPO raises TCR and TUI) with how many seeds each holds on, and the sear
 gap over the tools agent's failures). Last line: `key=value` means.
 
 `--smollm2` trains the pretrained SmolLM2-135M-Instruct preset instead of the tiny one (`SMOLLM2_OVERRIDES`: a short
-fine-tuning SFT and two GRPO steps, to fit ~25 minutes a seed on 2 cores): an agent that can copy a label it read.
+fine-tuning SFT and two GRPO steps: 28 minutes a seed on 2 cores): an agent that can copy a label it read.
 """
 
 from __future__ import annotations

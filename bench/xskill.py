@@ -6,8 +6,8 @@ and the ablation (experiences only, skills only, both), on ToolCalc.
 `--job xskill_web` runs XSkill on the web suite (`jobs/configs/xskill_web.yaml`; its transfer run takes the overrides
 `env.task_kwargs.apps=[...] env.task_kwargs.eval_apps=[media_player]`).
 
-`--smollm2` freezes the pretrained SmolLM2-135M-Instruct preset instead of the tiny one (`SMOLLM2_OVERRIDES`: a short
-fine-tuning SFT, groups of 4 in phase I), an agent that can read its context.
+`--smollm2` (ToolCalc) freezes the pretrained SmolLM2-135M-Instruct preset instead of the tiny one
+(`SMOLLM2_OVERRIDES`: a short fine-tuning SFT, groups of 4 in phase I), an agent that can read its context.
 
 Each seed is one `raygent run JOB trainer.seed=S` in a fresh process. Per seed it prints the four variants'
 held-out success after phase I (overall, and on the novel templates no demonstration covered). Last line: means
