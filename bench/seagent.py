@@ -28,20 +28,9 @@ import tempfile
 from pathlib import Path
 from statistics import mean, pstdev
 
-from _runs import parse_args, run_job
+from _runs import SMOLLM2_WEB, parse_args, run_job
 
-SMOLLM2_OVERRIDES = [
-    "policy.model=smollm2-135m-instruct",
-    # the engine generates while the learner waits (sync): both cores for its screen prompts
-    "policy.backend_options.threads=2",
-    # a 4-task SFT step on SmolLM2's tokens of the screens takes ~22 s (as in bench/web_agent.py --smollm2)
-    "sft.steps=12",
-    "sft.lr=0.00005",
-    "learner.lr=0.00002",
-    "learner.autocast=bf16",
-    "rollout.group_size=4",
-    "trainer.steps=4",
-]
+SMOLLM2_OVERRIDES = SMOLLM2_WEB
 """`raygent run seagent` overrides of the SmolLM2 preset (`--smollm2`)."""
 
 

@@ -22,22 +22,9 @@ import tempfile
 from pathlib import Path
 from statistics import mean, pstdev
 
-from _runs import parse_args, run_job
+from _runs import SMOLLM2_WEB, parse_args, run_job
 
-SMOLLM2_OVERRIDES = [
-    "policy.model=smollm2-135m-instruct",
-    # the engine generates while the learner waits (sync): both cores for its ~1,000-token screen prompts
-    "policy.backend_options.threads=2",
-    # a 4-task SFT step on SmolLM2's tokens of the screens takes ~22 s (loss 3.1 -> 0.8 in 4 steps)
-    "sft.steps=12",
-    "sft.lr=0.00005",
-    "learner.lr=0.00002",
-    "learner.autocast=bf16",
-    "rollout.group_size=4",
-    "trainer.steps=4",
-    "web.replay.warmup=4",
-    "web.replay.updates=1",
-]
+SMOLLM2_OVERRIDES = [*SMOLLM2_WEB, "web.replay.warmup=4", "web.replay.updates=1"]
 """`raygent run web_agent` overrides of the SmolLM2 preset (`--smollm2`)."""
 UNTRAINED = ["sft.steps=0", "trainer.steps=0", "web.explore_episodes=0", "web.replay.warmup=0"]
 
