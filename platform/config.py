@@ -451,9 +451,12 @@ def check_known_keys(where: str, given: Mapping[str, Any], allowed: Sequence[str
 
 
 def first_error(exc: ValidationError) -> str:
-    """`dotted.location: message` of a validation error's first error."""
+    """`dotted.location: message` of a validation error's first error (a validator's own message as it wrote it,
+    without pydantic's "Value error, " in front)."""
     error = exc.errors()[0]
-    return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
+    cause = error.get("ctx", {}).get("error")
+    message = str(cause) if isinstance(cause, Exception) else error["msg"]
+    return f"{'.'.join(str(p) for p in error['loc'])}: {message}"
 
 
 def _fields_at(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:

@@ -27,7 +27,7 @@ on) and the running `doc_opened` (pages opened, `;`-joined), `doc_visited` (doc 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -38,7 +38,7 @@ from raygent.environments.web.doc_tools import (
     reader_pages,
 )
 from raygent.environments.web.docs.urls import visited_docs
-from raygent.platform.config import load_entry
+from raygent.platform.config import entry_validator, load_entry
 from raygent.platform.contracts import Observation, Task
 from raygent.platform.rl.agent_loop import ChatLoop, EnvAction, LoopContext, ToolResult
 from raygent.policies.prompts import Turn
@@ -60,8 +60,9 @@ class DocLoopSettings(BaseModel):
     """Tool calls an episode may make (more are answered `BUDGET_USED`)."""
     timeout_s: float = Field(default=2.0, gt=0)
     """Deadline of one lookup; a slower one answers no context for that turn and is counted."""
-    backend: str | None = None
-    """`"module:attr"`: a factory `f(ui_seed)` of the lookup backend; None: the in-process BM25 index."""
+    backend: Annotated[str, entry_validator("callable", "a factory f(ui_seed) of a lookup backend", 1)] | None = None
+    """`"module:attr"`: a factory `f(ui_seed)` of the lookup backend (e.g. `raygent.environments.web.doc_tools:
+    hybrid_index`); None: the in-process BM25 index."""
 
 
 def render(context: str, screen: str) -> str:

@@ -10,7 +10,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from raygent.jobs.docos.loop import DocLoopSettings
 from raygent.jobs.docos.tasks import VARIANTS
-from raygent.platform.config import check_known_keys
+from raygent.platform.config import check_known_keys, first_error
 from raygent.platform.rl.settings import AgentRunConfig, EnvSettings, RolloutSettings, Section
 
 LOOP = "raygent.jobs.docos.loop:DocLoop"
@@ -55,9 +55,7 @@ class DocOSRolloutSettings(RolloutSettings):
             try:
                 DocLoopSettings.model_validate(self.agent_kwargs)
             except ValidationError as exc:
-                error = exc.errors()[0]
-                where = ".".join(str(p) for p in error["loc"])
-                raise ValueError(f"agent_kwargs.{where}: {error['msg']}") from None
+                raise ValueError(f"agent_kwargs.{first_error(exc)}") from None
         return self
 
 

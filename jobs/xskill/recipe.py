@@ -40,7 +40,7 @@ from raygent.jobs.xskill.loop import LoopSettings
 from raygent.jobs.xskill.memory import MemoryBank, MemorySettings
 from raygent.jobs.xskill.summarize import LMSummarizer, OpenAIChat, PolicyChat, ProgrammaticSummarizer, Summarizer
 from raygent.jobs.xskill.tasks import check_modes, check_templates, tokenizer_text, xskill_tasks
-from raygent.platform.config import JobConfig
+from raygent.platform.config import JobConfig, first_error
 from raygent.platform.contracts import Task
 from raygent.platform.rl.initial import agent_sections, initial_model
 from raygent.platform.rl.report import write_report
@@ -137,8 +137,7 @@ class XSkillRolloutSettings(RolloutSettings):
             try:
                 LoopSettings.model_validate(self.agent_kwargs)
             except ValidationError as exc:
-                error = exc.errors()[0]
-                raise ValueError(f"agent_kwargs.{'.'.join(map(str, error['loc']))}: {error['msg']}") from None
+                raise ValueError(f"agent_kwargs.{first_error(exc)}") from None
         return self
 
 

@@ -174,6 +174,7 @@ def test_summary_claims_and_the_search_failure_share() -> None:
     ("override", "named"),
     [
         ("rollout.agent_kwargs.hitz=3", "agent_kwargs.hitz"),
+        ("rollout.agent_kwargs.backend=raygent.environments.web.doc_tools:no_index", "agent_kwargs.backend"),
         ("env.task_kwargs.docs=manual", "task_kwargs.docs"),
         ("env.task_kwargs.none_share=1.5", "task_kwargs.none_share"),
         ("docos.demo_workers=0", "docos.demo_workers"),
@@ -183,6 +184,8 @@ def test_a_bad_config_is_refused_naming_the_key(override: str, named: str) -> No
     with pytest.raises(ConfigError, match=re.escape(named)):
         load_config("docos", [override])
     assert load_config("docos").job == "docos"
+    dense = "raygent.environments.web.doc_tools:hybrid_index"
+    assert load_config("docos", [f"rollout.agent_kwargs.backend={dense}"]).rollout.agent_kwargs["backend"] == dense
 
 
 def test_the_html_report_shows_the_doc_read_beside_each_screen(tmp_path: Path) -> None:
