@@ -114,22 +114,6 @@ class XSkillSettings(MemoryJobSettings):
         return value
 
 
-class XSkillEnvSettings(EnvSettings):
-    @field_validator("task_kwargs")
-    @classmethod
-    def _task_kwargs(cls, value: dict[str, Any]) -> dict[str, Any]:
-        _check_task_kwargs("task_kwargs", value)
-        return value
-
-
-class XSkillSFTSettings(SFTSettings):
-    @field_validator("task_kwargs")
-    @classmethod
-    def _task_kwargs(cls, value: dict[str, Any]) -> dict[str, Any]:
-        _check_task_kwargs("task_kwargs", value)
-        return value
-
-
 class XSkillRolloutSettings(RolloutSettings):
     @model_validator(mode="after")
     def _loop_kwargs(self) -> XSkillRolloutSettings:
@@ -143,10 +127,14 @@ class XSkillRolloutSettings(RolloutSettings):
 
 
 class XSkillRunConfig(AgentRunConfig):
-    env: XSkillEnvSettings
     rollout: XSkillRolloutSettings = XSkillRolloutSettings()
-    sft: XSkillSFTSettings = XSkillSFTSettings()
     xskill: XSkillSettings = XSkillSettings()
+
+    @field_validator("env", "sft")
+    @classmethod
+    def _task_kwargs(cls, value: EnvSettings | SFTSettings) -> EnvSettings | SFTSettings:
+        _check_task_kwargs("task_kwargs", value.task_kwargs)
+        return value
 
     @model_validator(mode="after")
     def _novel_not_in_sft(self) -> XSkillRunConfig:
