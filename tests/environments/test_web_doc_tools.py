@@ -1,4 +1,5 @@
-"""DocOS's documentation tools and metrics (`environments/web/doc_tools.py`): BM25 retrieval over a layout's pages,
+"""DocOS's documentation tools and metrics (`environments/web/doc_tools.py`): BM25, dense (WordLlama) and hybrid
+retrieval over a layout's pages,
 what `open_doc` returns, lookups that fail or time out, the TUI halves and the scripted reader's reading."""
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ from raygent.environments.web.doc_tools import (
     OPEN_TOOL,
     SEARCH_TOOL,
     DocCall,
+    DocIndex,
     DocSession,
     commands_run,
+    dense_index,
     doc_index,
     followed,
+    hybrid_index,
     page_text,
     parse_doc_call,
     read_command,
@@ -143,6 +147,24 @@ def test_the_reader_believes_what_the_pages_say_and_defaults_elsewhere() -> None
     assert read.menu_of(CMD) in read.menus
 
 
+@pytest.mark.parametrize("ranker", ["bm25", "dense", "hybrid"])
 @pytest.mark.parametrize("query", ["", "the of and"])
-def test_an_empty_query_finds_nothing(query: str) -> None:
-    assert doc_index(0).search(query, APP) == []
+def test_an_empty_query_finds_nothing(query: str, ranker: str) -> None:
+    assert doc_index(0, ranker).search(query, APP) == [] or (ranker != "bm25" and query)
+
+
+def test_dense_and_hybrid_backends_rank_by_meaning_and_serve_a_session() -> None:
+    seed = _moved_layout()
+    # a query that shares no search term with the mute command's page: BM25 has nothing, embeddings find it
+    query = "make it silent"
+    assert command_path(APP, "mute") not in [h.path for h in doc_index(seed).search(query, APP, k=3)]
+    for backend in (dense_index(seed), hybrid_index(seed)):
+        hits = backend.search(query, APP, k=3)
+        assert command_path(APP, "mute") in [h.path for h in hits] and all(h.score > 0 for h in hits)
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    session = DocSession(seed=seed, app=APP, backend=dense_index(seed))
+    assert session.call(DocCall(SEARCH_TOOL, query)).startswith("[1] ")
+    assert session.last_hits[0].path == command_path(APP, "mute") and session.failures == 0
+    assert dense_index(seed) is doc_index(seed, "dense")  # built once per process and layout
+    with pytest.raises(ValueError, match="ranker must be one of"):
+        DocIndex(seed, "tfidf")

@@ -159,14 +159,16 @@ def test_programmatic_summarizer_contrasts_real_episodes() -> None:
 def test_lm_summarizer_parses_critique_ops_and_survives_a_failing_endpoint() -> None:
     text = (
         'ok\n{"option": "add", "experience": "When A*B+C: call calc twice."}\n{"option": "modify", '
-        '"experience": "When x: better.", "modified_from": "E3"}\n{"option": "explode"}\n{broken'
+        '"experience": "When x: better.", "modified_from": "E3"}\n{"option": "explode"}\n{broken\n'
+        '{"option": "add", "experience": "When ...: <tip, at most 64 words>"}'  # the format's example, copied
+        '{"option": "add", "experience": "When [tip] is added to [tip]."}'  # a stand-in, not a tip
     )
     ops, failed = parse_ops(text, CHAIN)
     assert [(o.option, o.advice, o.ids) for o in ops] == [
         ("add", "call calc twice.", []),
         ("modify", "better.", ["E3"]),
     ]
-    assert failed == 1
+    assert failed == 3
     env = ToolCalcEnv()
     task = make_task("a+b", [20, 30], 1)
     demo = demonstrate(task, env)

@@ -17,7 +17,7 @@ from conftest import RAYGENT, ROOT, raygent
 
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
-# The reduced grid of tests/test_fls.py: enough for the claim, 20 trials.
+# The reduced grid of tests/jobs/test_fls.py: enough for the claim, 20 trials.
 GRID = ["sweep.space.alpha.grid=[0.0001,0.01,0.3,1.0,10.0]", "sweep.space.seed.grid=[0,1,2,3]"]
 
 
