@@ -60,8 +60,11 @@ def _check_task_kwargs(where: str, value: dict[str, Any]) -> None:
     for key in value:
         if key not in TASK_KWARGS:
             raise ValueError(f"{where}.{key}: unknown key; expected one of: {', '.join(TASK_KWARGS)}")
-    check_templates(value.get("templates"))
-    check_modes(value.get("modes"))
+    try:
+        check_templates(value.get("templates"))
+        check_modes(value.get("modes"))
+    except ValueError as exc:
+        raise ValueError(f"{where}.{exc}") from None
     if value.get("difficulty", 1) not in (0, 1, 2):
         raise ValueError(f"{where}.difficulty: expected 0, 1 or 2, got {value['difficulty']!r}")
 
