@@ -60,8 +60,11 @@ def _check_task_kwargs(where: str, value: dict[str, Any]) -> None:
     for key in value:
         if key not in TASK_KWARGS:
             raise ValueError(f"{where}.{key}: unknown key; expected one of: {', '.join(TASK_KWARGS)}")
-    check_templates(value.get("templates"))
-    check_modes(value.get("modes"))
+    try:
+        check_templates(value.get("templates"))
+        check_modes(value.get("modes"))
+    except ValueError as exc:
+        raise ValueError(f"{where}.{exc}") from None
     if value.get("difficulty", 1) not in (0, 1, 2):
         raise ValueError(f"{where}.difficulty: expected 0, 1 or 2, got {value['difficulty']!r}")
 
@@ -114,22 +117,6 @@ class XSkillSettings(MemoryJobSettings):
         return value
 
 
-class XSkillEnvSettings(EnvSettings):
-    @field_validator("task_kwargs")
-    @classmethod
-    def _task_kwargs(cls, value: dict[str, Any]) -> dict[str, Any]:
-        _check_task_kwargs("task_kwargs", value)
-        return value
-
-
-class XSkillSFTSettings(SFTSettings):
-    @field_validator("task_kwargs")
-    @classmethod
-    def _task_kwargs(cls, value: dict[str, Any]) -> dict[str, Any]:
-        _check_task_kwargs("task_kwargs", value)
-        return value
-
-
 class XSkillRolloutSettings(RolloutSettings):
     @model_validator(mode="after")
     def _loop_kwargs(self) -> XSkillRolloutSettings:
@@ -142,10 +129,14 @@ class XSkillRolloutSettings(RolloutSettings):
 
 
 class XSkillRunConfig(AgentRunConfig):
-    env: XSkillEnvSettings
     rollout: XSkillRolloutSettings = XSkillRolloutSettings()
-    sft: XSkillSFTSettings = XSkillSFTSettings()
     xskill: XSkillSettings = XSkillSettings()
+
+    @field_validator("env", "sft")
+    @classmethod
+    def _task_kwargs(cls, value: EnvSettings | SFTSettings) -> EnvSettings | SFTSettings:
+        _check_task_kwargs("task_kwargs", value.task_kwargs)
+        return value
 
     @model_validator(mode="after")
     def _novel_not_in_sft(self) -> XSkillRunConfig:

@@ -168,30 +168,18 @@ def _check_task_kwargs(where: str, value: dict[str, Any]) -> None:
         raise ValueError(f"{where}.{exc}") from None
 
 
-class WebEnvSettings(EnvSettings):
-    @field_validator("task_kwargs")
-    @classmethod
-    def _task_kwargs(cls, value: dict[str, Any]) -> dict[str, Any]:
-        _check_task_kwargs("task_kwargs", value)
-        return value
-
-
-class WebSFTSettings(SFTSettings):
-    @field_validator("task_kwargs")
-    @classmethod
-    def _task_kwargs(cls, value: dict[str, Any]) -> dict[str, Any]:
-        _check_task_kwargs("task_kwargs", value)
-        return value
-
-
 class XSkillWebConfig(AgentRunConfig):
     """The sections of `jobs/configs/xskill_web.yaml`: the RL core's, the web agent's `web` and `xskill`."""
 
-    env: WebEnvSettings
     rollout: XSkillRolloutSettings = XSkillRolloutSettings()
-    sft: WebSFTSettings = WebSFTSettings()
     web: WebSettings = WebSettings()
     xskill: MemoryJobSettings = MemoryJobSettings()
+
+    @field_validator("env", "sft")
+    @classmethod
+    def _task_kwargs(cls, value: EnvSettings | SFTSettings) -> EnvSettings | SFTSettings:
+        _check_task_kwargs("task_kwargs", value.task_kwargs)
+        return value
 
 
 class XSkillWeb(XSkill):
