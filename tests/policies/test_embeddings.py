@@ -8,12 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from raygent.policies.cache import distribution_file
 from raygent.policies.embeddings import (
     EmbedderError,
     SentenceEmbedder,
     TransformersEmbedder,
     WordLlamaEmbedder,
-    _distribution_file,
+    _shipped_file,
     make_embedder,
 )
 from raygent.policies.presets import build_tiny_model
@@ -59,7 +60,7 @@ def test_a_model_directory_is_mean_pooled_and_padding_does_not_change_a_sentence
 def test_a_missing_model_or_package_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(EmbedderError, match="expected 'wordllama' or a model directory"):
         make_embedder(str(tmp_path / "nothing-here"))
-    with pytest.raises(EmbedderError, match=r"no-such-distribution.*not installed"):
-        _distribution_file("no-such-distribution", "weights.safetensors")
-    with pytest.raises(EmbedderError, match=r"has no file 'missing\.bin'"):
-        _distribution_file("wordllama", "missing.bin")
+    with pytest.raises(EmbedderError, match=r"has no file 'missing\.bin'; reinstall it: pip install --no-deps"):
+        _shipped_file("missing.bin")
+    with pytest.raises(FileNotFoundError, match=r"'no-such-distribution', which is not installed"):
+        distribution_file("no-such-distribution", "weights.safetensors", "the test")
