@@ -1,4 +1,4 @@
-"""Sentence embeddings: texts to unit vectors, for retrieval (DocOS's documentation search, XSkill's memory).
+"""Sentence embeddings: texts to unit vectors, for retrieval (DocOS's dense and hybrid documentation search).
 
 One protocol, `SentenceEmbedder.embed(texts) -> np.ndarray` (n × d float32, every row of unit L2 norm, so a dot
 product is the cosine), and two implementations, chosen by `make_embedder(name)`:

@@ -95,13 +95,15 @@ class DocIndex:
     def scores(self, query: str) -> np.ndarray:
         """Every page's score for `query` under the index's ranker (0 or less: not a hit)."""
         query = query[:MAX_QUERY_CHARS]
+        dense = None
+        if self.embedder is not None and self.vectors is not None:
+            dense = (self.vectors @ self.embedder.embed([query])[0]).astype(float)
+        if self.ranker == "dense" and dense is not None:
+            return dense
         words = list(dict.fromkeys(terms(query)))
         lexical = np.asarray(self.bm25.get_scores(words), dtype=float) if words else np.zeros(len(self.paths))
-        if self.embedder is None or self.vectors is None:
+        if dense is None:
             return lexical
-        dense = self.vectors @ self.embedder.embed([query])[0]
-        if self.ranker == "dense":
-            return dense.astype(float)
         fused = np.zeros(len(self.paths))
         for scored in (lexical, dense):
             order = sorted(range(len(self.paths)), key=lambda i: (-scored[i], i))

@@ -286,8 +286,9 @@ def parse_ops(text: str, situation: str) -> tuple[list[KnowledgeOp], int]:
             option = data["option"]
             advice = str(data.get("experience", "")).strip()
             advice = re.sub(r"^When[^:]*:\s*", "", advice) or advice
-            if _PLACEHOLDER.search(advice):
-                raise ValueError("the format's placeholder, copied")
+            if _PLACEHOLDER.search(advice):  # a stand-in, not a tip
+                failed += 1
+                continue
             ids = [str(data["modified_from"])] if data.get("modified_from") else [str(i) for i in data.get("ids", [])]
             ops.append(KnowledgeOp(option=option, situation=situation, kind="lm", advice=advice, ids=ids))
         except (ValueError, KeyError, TypeError):
