@@ -46,7 +46,8 @@ from rank_bm25 import BM25Okapi
 from raygent.environments.web.docs.pages import Page, commands_of, site
 from raygent.environments.web.docs.search import TITLE_WEIGHT, terms
 from raygent.environments.web.docs.urls import INDEX, PREFIX, command_path, visited_docs
-from raygent.environments.web.observe import parse
+from raygent.environments.web.grammar import WEB_GRAMMAR, ClickLabel
+from raygent.environments.web.observe import find_label, parse
 from raygent.environments.web.task import Solver
 from raygent.environments.web.ui import UISpec, randomize
 from raygent.policies.embeddings import WORDLLAMA, make_embedder
@@ -319,11 +320,18 @@ def same_name(shown: str, label: str) -> bool:
 
 
 def _clicked(observation: str, action: str) -> tuple[str, str] | None:
-    """`(role, name)` of the element an element-id action (click, double or right click) acts on."""
+    """`(role, name)` of the element an element action (click, double or right click, `click_label`) acts on."""
     match = re.match(r"^\s*(click|left_double|right_single)\((\d+)\)\s*$", action)
-    if match is None:
+    by_label = WEB_GRAMMAR.parse(action) if match is None else None
+    if isinstance(by_label, ClickLabel):
+        try:
+            ident = find_label(observation, by_label.label)
+        except LookupError:
+            return None
+    elif match is not None:
+        ident = int(match[2])
+    else:
         return None
-    ident = int(match[2])
     for element in parse(observation):
         if element.id == ident:
             return element.role, element.name

@@ -45,8 +45,9 @@ from playwright.sync_api import Error as PlaywrightError
 from raygent.environments.web.actions import ActionError, ActionExecutor, ActionSettings, settle
 from raygent.environments.web.browser import BrowserHost, BrowserHung, shared_browser
 from raygent.environments.web.dom import INIT_SCRIPT, observe
-from raygent.environments.web.grammar import WEB_GRAMMAR
+from raygent.environments.web.grammar import WEB_GRAMMAR, ClickLabel
 from raygent.environments.web.obs_space import MAX_TEXT_CHARS, action_space, clean, observation_space, png_to_array
+from raygent.environments.web.observe import find_label
 from raygent.environments.web.registry import (
     TaskInstance,
     WebApp,
@@ -62,7 +63,7 @@ from raygent.environments.web.sandbox import Sandbox, origin_of
 from raygent.environments.web.server import AppServer, shared_server, ui_spec
 from raygent.environments.web.task import SUITE_CONTRACT, PageContract, verdict
 from raygent.platform.contracts import Task
-from raygent.policies.actions import FinishedAction, InvalidAction
+from raygent.policies.actions import Action, ClickAction, FinishedAction, InvalidAction
 
 UNREADABLE_STATE: dict[str, Any] = {}
 """What `validate` sees when the app's page cannot be read (it navigated away)."""
@@ -216,7 +217,7 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
             with self.host.watchdog(self.step_timeout_s):
                 if not isinstance(parsed, InvalidAction):
                     try:
-                        self._executor_for().run(self._active_page(), parsed)
+                        self._executor_for().run(self._active_page(), self._by_id(parsed))
                         error = self._sandbox_for().enforce(self._active_page(), self._last_allowed_url()) or ""
                     except ActionError as refused:
                         error = str(refused)
@@ -235,6 +236,16 @@ class BrowserEnv(gymnasium.Env[Observation, str]):
         if self._done:
             info["success"] = judged.success
         return observation, judged.reward if self._done else 0.0, terminated, truncated, info
+
+    def _by_id(self, action: Action) -> Action:
+        """`click_label("Save")` as a click on the element of that name in the latest observation (`find_label`);
+        any other action as it is."""
+        if not isinstance(action, ClickLabel):
+            return action
+        try:
+            return ClickAction(element=find_label(self._last_obs["text"] if self._last_obs else "", action.label))
+        except LookupError as error:
+            raise ActionError(f"{action.render()}: {error}") from None
 
     def render(self) -> Any:
         """`ansi`: the latest observation text; `rgb_array`: a screenshot of the active page."""

@@ -7,13 +7,17 @@ the observation text (set-of-marks). A kind may have both forms, told apart by t
     right_single(12)     right_single(500, 300)   drag(100, 200, 400, 200)
     type(12, "text")     type("text")             select(12, "Large")  hotkey("Control+s")
     scroll(12, down)     scroll(500, 500, down)   goto("http://127.0.0.1:8000/docs/")
-    go_back()            wait()                   finished()
+    go_back()            wait()                   finished()           click_label("Save")
 
 `type(12, "text")` replaces an input's value (and focuses other elements, then types); `type("text")` types
 at the focused element; a trailing `\\n` presses Enter. UI-TARS's own spelling is accepted too:
 `click(start_box='(235,512)')`, `drag(start_box='(1,2)', end_box='(3,4)')`, `hotkey(key='ctrl s')`,
 `type(content='hi')`, `scroll(start_box='(5,5)', direction='down')`; a `<|box_start|>…<|box_end|>` wrapper or a
 four-number box (its centre) are fine. `WEB_GRAMMAR.parse(text)` never raises (see `actions.py`).
+
+`click_label("Save")` clicks the element named "Save" on the latest screen (`observe.find_label`: in the open
+dialog or menu first, exact name, then ignoring case): grounding by the words a person reads, e.g. copied from
+the documentation, instead of by the id the screen gave the element.
 """
 
 from __future__ import annotations
@@ -45,6 +49,12 @@ class ClickPoint(Action):
     description: ClassVar[str] = "click at a point of the 0-1000 grid over the screen"
     x: int = Coordinate
     y: int = Coordinate
+
+
+class ClickLabel(Action):
+    kind: ClassVar[str] = "click_label"
+    description: ClassVar[str] = "click the element with this name on the screen (in an open dialog or menu first)"
+    label: str = Field(min_length=1)
 
 
 class DoubleClickElement(Action):
@@ -137,6 +147,7 @@ class WaitAction(Action):
 WEB_ACTIONS: tuple[type[Action], ...] = (
     ClickAction,
     ClickPoint,
+    ClickLabel,
     DoubleClickElement,
     DoubleClickPoint,
     RightClickElement,

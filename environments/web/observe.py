@@ -20,7 +20,9 @@ The format, one element per line, indented two spaces per tree level:
 - Lines without an id are visible text or structural landmarks (dialogs, menus, lists, headings, ...) that give
   context; long text is cut, and the whole text has a size limit (`dom.DEFAULT_LIMITS`).
 
-`parse` reads the text back into `Element`s; `find` is what scripted solvers use to locate an element.
+`parse` reads the text back into `Element`s; `find` is what scripted solvers use to locate an element;
+`focus` narrows a screen to where a user's attention is (an open dialog, else an open menu with its menu bar);
+`find_label` is how `click_label("Save")` finds its element: by the name the agent read, not its id.
 """
 
 from __future__ import annotations
@@ -34,6 +36,13 @@ _LINE = re.compile(rf"^(?P<indent> *)(?:\[(?P<id>\d+)\] )?(?P<role>[\w-]+)(?: (?
 _VALUE = re.compile(rf"value=({_QUOTED})")
 _BOX = re.compile(r"box=\((\d+),(\d+),(\d+),(\d+)\)")
 _FLAGS = ("checked", "selected", "expanded", "disabled", "focused")
+MODAL_ROLES = ("dialog", "alertdialog")
+MENU_BARS = ("menubar", "navigation", "toolbar")
+PRESSABLE_ROLES = frozenset(
+    {"button", "link", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "option", "checkbox", "radio", "switch"}
+)
+"""Controls a click acts on; a name shared with a field or a container (a "Playlist" button and its listbox)
+means the control."""
 
 
 @dataclass(frozen=True)
@@ -84,3 +93,56 @@ def find(text: str, name: str, role: str | None = None, *, exact: bool = True) -
         if element.name == name if exact else name.lower() in element.name.lower():
             return element.id
     raise LookupError(f"no {role or 'element'} named {name!r} in the observation:\n{text[:2000]}")
+
+
+def _subtree(elements: list[Element], root: int) -> list[Element]:
+    end = root + 1
+    while end < len(elements) and elements[end].depth > elements[root].depth:
+        end += 1
+    return elements[root:end]
+
+
+def focus(elements: list[Element]) -> list[Element]:
+    """The elements a user's attention is on: the last open dialog's subtree, else the open menu's (with the
+    menu bar it drops from), else all of them."""
+    modal = [i for i, e in enumerate(elements) if e.role in MODAL_ROLES]
+    if modal:
+        return _subtree(elements, modal[-1])
+    menus = [i for i, e in enumerate(elements) if e.role == "menu"]
+    if not menus:
+        return elements
+    index = menus[-1]
+    for ancestor in range(index - 1, -1, -1):
+        if elements[ancestor].depth < elements[index].depth:
+            if elements[ancestor].role in MENU_BARS:
+                return _subtree(elements, ancestor)
+            if elements[ancestor].depth == 0:
+                break
+    return _subtree(elements, index)
+
+
+def find_label(text: str, label: str) -> int:
+    """The id of the actionable element named `label` on the screen `text`, as a person finds a control by the
+    words on it: among the elements in `focus` first (an open dialog or menu), then the whole screen; the exact
+    name first, then ignoring case and surrounding quotes or spaces; of several elements with the name, the one
+    control (`PRESSABLE_ROLES`).
+
+    Raises `LookupError` naming what is there when no element, or more than one, has that name.
+    """
+    wanted = label.strip().strip("\"'“”‘’").strip()
+    if not wanted:
+        raise LookupError("an empty label names no element")
+    everything = parse(text)
+    elements = [e for e in everything if e.id is not None]
+    focused = [e for e in focus(everything) if e.id is not None]
+    for scope in (focused, elements):
+        for same in (lambda name: name == wanted, lambda name: name.casefold() == wanted.casefold()):
+            named = [e for e in scope if same(e.name)]
+            pressable = [e for e in named if e.role in PRESSABLE_ROLES]
+            ids = list(dict.fromkeys(e.id for e in (pressable if len(pressable) == 1 else named) if e.id is not None))
+            if len(ids) == 1:
+                return ids[0]
+            if len(ids) > 1:
+                raise LookupError(f"{len(ids)} elements are named {wanted!r}: {ids}; click one by its id")
+    names = ", ".join(dict.fromkeys(repr(e.name) for e in focused if e.name))
+    raise LookupError(f"no element named {wanted!r} on the screen; named here: {names[:400]}")

@@ -7,15 +7,23 @@ failed, and the demonstration shows what the agent then reads), and then acts; e
 `loop.render(docs block, compact screen)`, exactly what `DocLoop` builds at that point, so SFT trains on the
 prompts the loop gives. A `none` task's turns show the docs as unavailable; an `oracle` task's show its target
 pages.
+
+A task with `params["grounding"] == "label"` (`env.task_kwargs.grounding: label`) has its expert's clicks written
+by name, `click_label("Play Rate…")`, where the screen shows that name whole and on one element only (`by_label`):
+the words the documentation prints, so following a page is copying it, not mapping a label to a screen id.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from raygent.environments.web.doc_tools import OPEN_TOOL, SEARCH_TOOL, DocCall, DocSession, open_call, search_call
+from raygent.environments.web.grammar import ClickLabel
+from raygent.environments.web.observe import find_label, parse
 from raygent.jobs.docos.loop import EMPTY, UNAVAILABLE, oracle_context, render
 from raygent.jobs.web_agent.demos import demonstrations
+from raygent.jobs.web_agent.observation import MAX_TEXT_CHARS
 from raygent.platform.contracts import Task
 
 Turns = list[tuple[str, str]]
@@ -27,10 +35,28 @@ def query_of(task: Task) -> str:
     return task.instruction
 
 
+def by_label(screen: str, action: str) -> str:
+    """`click(N)` as `click_label("name")` when element N's name on the compact `screen` is whole (not cut by
+    `compact`) and `find_label` finds N by it; any other action as it is."""
+    match = re.fullmatch(r"\s*click\((\d+)\)\s*", action)
+    if match is None:
+        return action
+    name = next((e.name for e in parse(screen) if e.id == int(match[1])), "")
+    if not name or (len(name) >= MAX_TEXT_CHARS and name.endswith("…")):
+        return action
+    try:
+        found = find_label(screen, name)
+    except LookupError:
+        return action
+    return ClickLabel(label=name).render() if found == int(match[1]) else action
+
+
 def doc_turns(task: Task, expert: Turns, hits: int = DEFAULT_HITS) -> Turns:
     """The DocOS demonstration of `task` from the expert's (compact screen, action) turns (module docstring)."""
     if not expert:
         return []
+    if task.params.get("grounding") == "label":
+        expert = [(screen, by_label(screen, action)) for screen, action in expert]
     docs = str(task.params.get("docs", "tools"))
     ui_seed = int(task.params.get("ui_seed", 0))
     if docs == "none":
@@ -55,4 +81,4 @@ def docos_demonstrations(tasks: Sequence[Task]) -> list[Turns]:
     return [doc_turns(task, expert) for task, expert in zip(tasks, demonstrations(tasks), strict=True)]
 
 
-__all__ = ["EMPTY", "doc_turns", "docos_demonstrations", "query_of"]
+__all__ = ["EMPTY", "by_label", "doc_turns", "docos_demonstrations", "query_of"]

@@ -13,6 +13,9 @@ demonstration records once) and the default (0) with probability
 `default` (layout 0), both on parameter seeds no train task draws (`web_agent.tasks.heldout_seeds`). In `train`,
 a share `none_share` of tasks are `none` on the default layout: the agent's knowledge of the app as it ships, which
 the `none` variant measures.
+
+`grounding` (`id` or `label`) goes into every task's params: how its demonstration names the elements it clicks
+(`demos.by_label`); the environment takes both forms from any agent.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from raygent.jobs.web_agent.tasks import heldout_seeds, template_ids
 from raygent.platform.contracts import Task
 
 VARIANTS = ("none", "tools", "oracle")
+GROUNDINGS = ("id", "label")
 TRAIN_LAYOUTS = 8
 HELDOUT_LAYOUT = 100_000
 TRAIN_PARAM_POOL = 2
@@ -86,9 +90,12 @@ def docos_tasks(
     none_share: float = 0.2,
     pool: int = TRAIN_PARAM_POOL,
     layouts: int = TRAIN_LAYOUTS,
+    grounding: str = "id",
 ) -> list[Task]:
     """`n` tasks of `split` (`train`, `heldout`: unseen layouts, `default`: layout 0) from `seed`, tagged `docs`
     (in `train`, `none_share` of them `none` on the default layout instead; see the module docstring)."""
+    if grounding not in GROUNDINGS:
+        raise ValueError(f"grounding must be one of {GROUNDINGS}, got {grounding!r}")
     ids = docos_templates(apps, templates, difficulties, exclude)
     if not ids:
         raise ValueError(f"no template of apps {apps} at difficulties {list(difficulties)} runs a menu command")
@@ -103,7 +110,7 @@ def docos_tasks(
             else:
                 layout = 0 if rng.random() < default_share else rng.randint(1, layouts)
             chosen.append((make_task(f"{tid}/{param_seed}", ui_seed=layout).to_platform(), variant))
-        return _tagged(chosen)
+        return _tagged(chosen, grounding)
     if split not in ("heldout", "default"):
         raise ValueError(f"split must be 'train', 'heldout' or 'default', got {split!r}")
     per_template = -(-n // len(ids))
@@ -113,9 +120,10 @@ def docos_tasks(
         tid = ids[i % len(ids)]
         layout = 0 if split == "default" else HELDOUT_LAYOUT + rng.randrange(HELDOUT_LAYOUT)
         chosen.append((make_task(f"{tid}/{seeds[tid][i // len(ids)]}", ui_seed=layout).to_platform(), docs))
-    return _tagged(chosen)
+    return _tagged(chosen, grounding)
 
 
-def _tagged(chosen: list[tuple[Task, str]]) -> list[Task]:
+def _tagged(chosen: list[tuple[Task, str]], grounding: str) -> list[Task]:
     prefetch_commands([(f"{t.params['app']}/{t.params['template']}", int(t.params["seed"])) for t, _ in chosen])
-    return [with_docs(task, docs) for task, docs in chosen]
+    tagged = [with_docs(task, docs) for task, docs in chosen]
+    return [task.model_copy(update={"params": {**task.params, "grounding": grounding}}) for task in tagged]

@@ -19,40 +19,12 @@ action chosen on the compact text acts on the same element of the page. SEAgent'
 
 from __future__ import annotations
 
-from raygent.environments.web.observe import Element, parse
+from raygent.environments.web.observe import focus, parse
 
 MAX_VALUE_CHARS = 16
 MAX_TEXT_CHARS = 24
-MODAL_ROLES = ("dialog", "alertdialog")
-MENU_BARS = ("menubar", "navigation", "toolbar")
 STRUCTURE = frozenset({"menubar", "toolbar", "navigation", "tablist", "heading", "group", "form", "generic"})
 """Named lines without an id that only label structure; dropped (their elements stay)."""
-
-
-def _subtree(elements: list[Element], root: int) -> list[Element]:
-    end = root + 1
-    while end < len(elements) and elements[end].depth > elements[root].depth:
-        end += 1
-    return elements[root:end]
-
-
-def focus(elements: list[Element]) -> list[Element]:
-    """The elements a user's attention is on: the last open dialog's subtree, else the open menu's (with the
-    menu bar it drops from), else all of them."""
-    modal = [i for i, e in enumerate(elements) if e.role in MODAL_ROLES]
-    if modal:
-        return _subtree(elements, modal[-1])
-    menus = [i for i, e in enumerate(elements) if e.role == "menu"]
-    if not menus:
-        return elements
-    index = menus[-1]
-    for ancestor in range(index - 1, -1, -1):
-        if elements[ancestor].depth < elements[index].depth:
-            if elements[ancestor].role in MENU_BARS:
-                return _subtree(elements, ancestor)
-            if elements[ancestor].depth == 0:
-                break
-    return _subtree(elements, index)
 
 
 def _quoted(text: str, limit: int) -> str:

@@ -124,6 +124,10 @@ def test_tui_followed_needs_the_documented_menu_then_label_or_the_shortcut() -> 
     label_only = [(opened, "click(10)")]
     assert not followed(label_only, spec, CMD)
     assert tui_followed(label_only, spec, [CMD, "shuffle"]) == 0.0
+    by_name = [(closed, f'click_label("{placed.menu}")'), (opened, f'click_label("{placed.label.lower()}")')]
+    assert followed(by_name, spec, CMD) and commands_run(by_name, spec) == [CMD]
+    assert not followed([(closed, f'click_label("{placed.menu}")'), (opened, 'click_label("Decoy")')], spec, CMD)
+    assert commands_run([(opened, 'click_label("Nowhere")')], spec) == []
     mute_key = spec.commands["mute"].shortcut
     assert mute_key and followed([(closed, f'hotkey("{mute_key}")')], spec, "mute")
     assert commands_run([(closed, f'hotkey("{mute_key}")')], spec) == ["mute"]

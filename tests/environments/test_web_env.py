@@ -23,6 +23,7 @@ from raygent.environments.web.discrete import make_discrete_env, worker_core
 from raygent.environments.web.env import BrowserEnv, register_envs, run_solver
 from raygent.environments.web.grammar import (
     WEB_GRAMMAR,
+    ClickLabel,
     ClickPoint,
     DoubleClickElement,
     DragAction,
@@ -34,7 +35,7 @@ from raygent.environments.web.grammar import (
 )
 from raygent.environments.web.observe import find, parse
 from raygent.environments.web.registry import env_id, from_platform, list_tasks, make_task, platform_tasks
-from raygent.environments.web.server import shared_server
+from raygent.environments.web.server import shared_server, ui_spec
 from raygent.platform.contracts import Task
 from raygent.policies.actions import ActionGrammar, ClickAction, FinishedAction, InvalidAction, TypeAction
 
@@ -61,6 +62,7 @@ TASK = "media_player/play_track/1"
         ("scroll(7, down)", ScrollElement(element=7, direction="down")),
         ("scroll(start_box='(5,6)', direction='up')", ScrollPoint(x=5, y=6, direction="up")),
         ("finished()", FinishedAction()),
+        ('click_label("Play Rate…")', ClickLabel(label="Play Rate…")),
     ],
 )
 def test_grammar_reads_both_forms(text: str, expected: object) -> None:
@@ -226,6 +228,19 @@ def test_type_select_and_scroll_by_element(env: BrowserEnv) -> None:
     assert obs["last_action_error"] == ""
     obs, *_ = env.step(f"select({find(obs['text'], 'Playlist', role='listbox')}, nope)")
     assert "no option 'nope'" in obs["last_action_error"]
+
+
+def test_click_label_finds_the_element_by_the_name_a_layout_gives_it(env: BrowserEnv) -> None:
+    default = ui_spec("media_player", 0).commands["speed"]
+    seed = next(s for s in range(1, 200) if ui_spec("media_player", s).commands["speed"].label != default.label)
+    placed = ui_spec("media_player", seed).commands["speed"]
+    env.reset(options={"task": make_task("media_player/set_speed/1", ui_seed=seed).to_platform()})
+    obs, *_ = env.step(f'click_label("{placed.menu}")')
+    assert obs["last_action_error"] == "" and f'menuitem "{placed.label}"' in obs["text"]
+    obs, *_ = env.step(f'click_label("{placed.label.upper()}")')
+    assert obs["last_action_error"] == "" and 'combobox "Speed"' in obs["text"]
+    obs, *_, info = env.step(f'click_label("{default.label}")')  # the default layout's name is not on this one
+    assert f"no element named '{default.label}'" in obs["last_action_error"] and info["valid_action"]
 
 
 def test_gymnasium_registration() -> None:

@@ -2,7 +2,8 @@
 
 The agent here is a script that does what the trained policy is taught to: search with the instruction, open
 the target page, click the menu and the label the page names. The layout relabels the command, so the default
-label is not on screen; the episode succeeds only by reading, and its TUI halves are both met."""
+label is not on screen; the episode succeeds only by reading, and its TUI halves are both met. Once with the
+element ids of the screen, once with the page's words as they are (`click_label`)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def _element(screen: str, name: str, menu_item: bool) -> int:
     raise LookupError(f"{name!r} not on screen:\n{screen}")
 
 
-def test_reading_the_docs_solves_a_task_on_a_relabelled_layout() -> None:
+@pytest.mark.parametrize("grounding", ["id", "label"])
+def test_reading_the_docs_solves_a_task_on_a_relabelled_layout(grounding: str) -> None:
     default = ui_spec(APP, 0).commands[CMD]
     layout = next(s for s in range(1, 300) if ui_spec(APP, s).commands[CMD].label != default.label)
     task = make_task(f"{APP}/toggle_shuffle/5", ui_seed=layout).to_platform()
@@ -53,7 +55,8 @@ def test_reading_the_docs_solves_a_task_on_a_relabelled_layout() -> None:
         turns, info = [], {}
         for name, is_item in ((read[0], False), (read[1], True)):
             screen = str(loop.current.info["screen"])
-            action = f"click({_element(screen, name, is_item)})"
+            by_id = f"click({_element(screen, name, is_item)})"
+            action = by_id if grounding == "id" else f'click_label("{name}")'
             assert isinstance(loop.act(action), EnvAction)
             turns.append((screen, action))
             observation, reward, _, _, info = env.step(action)
