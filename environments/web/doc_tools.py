@@ -131,19 +131,19 @@ class DocIndex:
 
 
 @lru_cache(maxsize=64)
-def doc_index(seed: int, ranker: str = "bm25") -> DocIndex:
+def doc_index(seed: int, ranker: str = "bm25", embedder: str = WORDLLAMA) -> DocIndex:
     """The index of UI seed `seed` (cached per process: building one reads every guide)."""
-    return DocIndex(seed, ranker)
+    return DocIndex(seed, ranker, embedder)
 
 
-def dense_index(seed: int) -> DocIndex:
-    """`DocLoop`'s backend ranking by sentence embeddings (WordLlama)."""
-    return doc_index(seed, "dense")
+def dense_index(seed: int, embedder: str = WORDLLAMA) -> DocIndex:
+    """`DocLoop`'s backend ranking by sentence embeddings (`embedder`: WordLlama, or a model directory)."""
+    return doc_index(seed, "dense", embedder)
 
 
-def hybrid_index(seed: int) -> DocIndex:
+def hybrid_index(seed: int, embedder: str = WORDLLAMA) -> DocIndex:
     """`DocLoop`'s backend fusing BM25 and sentence embeddings by reciprocal rank."""
-    return doc_index(seed, "hybrid")
+    return doc_index(seed, "hybrid", embedder)
 
 
 class _MainReader(HTMLParser):

@@ -20,8 +20,9 @@ Every recorded observation carries, apart from the text, `info["screen"]` (the c
 on) and the running `doc_opened` (pages opened, `;`-joined), `doc_visited` (doc URLs the browser visited),
 `doc_searches` and `doc_failures`, from which `metrics.py` reads TCR and TUI.
 
-`backend` (optional, `"module:attr"`): a factory `f(ui_seed) -> backend` with `search(query, app, k)` and
-`page(path)`, e.g. a retrieval service on a cluster; default: the in-process `DocIndex`.
+`backend` (optional, `"module:attr"`): a factory `f(ui_seed, **backend_kwargs) -> backend` with
+`search(query, app, k)` and `page(path)`, e.g. a retrieval service on a cluster; default: the in-process `DocIndex`
+(BM25). `dense_index` and `hybrid_index` take `embedder` ("wordllama", or a transformers encoder's directory).
 """
 
 from __future__ import annotations
@@ -63,6 +64,9 @@ class DocLoopSettings(BaseModel):
     backend: Annotated[str, entry_validator("callable", "a factory f(ui_seed) of a lookup backend", 1)] | None = None
     """`"module:attr"`: a factory `f(ui_seed)` of the lookup backend (e.g. `raygent.environments.web.doc_tools:
     hybrid_index`); None: the in-process BM25 index."""
+    backend_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Keyword arguments of the backend's factory, e.g. `{embedder: /models/bge-small-en}` for `dense_index` or
+    `hybrid_index` (default: WordLlama)."""
 
 
 def render(context: str, screen: str) -> str:
@@ -95,9 +99,10 @@ class DocLoop(ChatLoop):
         self.task, self.context = task, context
         self.settings = settings
         self.variant = str(task.params.get("docs", "tools"))
-        backend = load_entry(settings.backend)(int(task.params.get("ui_seed", 0))) if settings.backend else None
+        seed = int(task.params.get("ui_seed", 0))
+        backend = load_entry(settings.backend)(seed, **settings.backend_kwargs) if settings.backend else None
         self.session = DocSession(
-            seed=int(task.params.get("ui_seed", 0)),
+            seed=seed,
             app=task.params.get("app"),
             hits=settings.hits,
             timeout_s=settings.timeout_s,

@@ -98,6 +98,25 @@ def test_a_failing_backend_degrades_to_no_context_and_the_episode_goes_on() -> N
     assert loop.current.info["screen"] == opened and loop.current.info["doc_calls"] == 3
 
 
+def recording_index(seed: int, embedder: str = "wordllama") -> FailingIndex:
+    """A backend factory that keeps what it was built with (`agent_kwargs.backend_kwargs` reach it)."""
+    index = FailingIndex(seed)
+    index.embedder = embedder  # type: ignore[attr-defined]
+    return index
+
+
+def test_backend_kwargs_reach_the_backend_factory() -> None:
+    seed = _layout()
+    closed, _ = _screens(seed)
+    loop = _loop(_task("tools", seed), closed, backend=f"{__name__}:recording_index", backend_kwargs={"embedder": "m"})
+    assert (loop.session.backend.seed, loop.session.backend.embedder) == (seed, "m")
+    dense = "raygent.environments.web.doc_tools:dense_index"
+    config = load_config(
+        "docos", [f"rollout.agent_kwargs.backend={dense}", "rollout.agent_kwargs.backend_kwargs.embedder=/models/bge"]
+    )
+    assert config.rollout.agent_kwargs["backend_kwargs"] == {"embedder": "/models/bge"}
+
+
 def test_a_demonstration_shows_exactly_the_prompts_the_loop_builds() -> None:
     seed = _layout()
     closed, opened = _screens(seed)
