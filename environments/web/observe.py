@@ -124,8 +124,9 @@ def focus(elements: list[Element]) -> list[Element]:
 def find_label(text: str, label: str) -> int:
     """The id of the actionable element named `label` on the screen `text`, as a person finds a control by the
     words on it: among the elements in `focus` first (an open dialog or menu), then the whole screen; the exact
-    name first, then ignoring case and surrounding quotes or spaces; of several elements with the name, the one
-    control (`PRESSABLE_ROLES`).
+    name first, then ignoring case and surrounding quotes or spaces, then (a label ending in "…", as a compact
+    screen cuts long names) by its beginning; of several elements with the name, the one control
+    (`PRESSABLE_ROLES`).
 
     Raises `LookupError` naming what is there when no element, or more than one, has that name.
     """
@@ -136,7 +137,11 @@ def find_label(text: str, label: str) -> int:
     elements = [e for e in everything if e.id is not None]
     focused = [e for e in focus(everything) if e.id is not None]
     for scope in (focused, elements):
-        for same in (lambda name: name == wanted, lambda name: name.casefold() == wanted.casefold()):
+        for same in (
+            lambda name: name == wanted,
+            lambda name: name.casefold() == wanted.casefold(),
+            lambda name: wanted.endswith("…") and name.casefold().startswith(wanted[:-1].casefold()),
+        ):
             named = [e for e in scope if same(e.name)]
             pressable = [e for e in named if e.role in PRESSABLE_ROLES]
             ids = list(dict.fromkeys(e.id for e in (pressable if len(pressable) == 1 else named) if e.id is not None))

@@ -15,15 +15,12 @@ the words the documentation prints, so following a page is copying it, not mappi
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from raygent.environments.web.doc_tools import OPEN_TOOL, SEARCH_TOOL, DocCall, DocSession, open_call, search_call
-from raygent.environments.web.grammar import ClickLabel
-from raygent.environments.web.observe import find_label, parse
 from raygent.jobs.docos.loop import EMPTY, UNAVAILABLE, oracle_context, render
 from raygent.jobs.web_agent.demos import demonstrations
-from raygent.jobs.web_agent.observation import MAX_TEXT_CHARS
+from raygent.jobs.web_agent.observation import by_label
 from raygent.platform.contracts import Task
 
 Turns = list[tuple[str, str]]
@@ -33,22 +30,6 @@ DEFAULT_HITS = 3
 def query_of(task: Task) -> str:
     """The query a demonstration searches with: the instruction as given."""
     return task.instruction
-
-
-def by_label(screen: str, action: str) -> str:
-    """`click(N)` as `click_label("name")` when element N's name on the compact `screen` is whole (not cut by
-    `compact`) and `find_label` finds N by it; any other action as it is."""
-    match = re.fullmatch(r"\s*click\((\d+)\)\s*", action)
-    if match is None:
-        return action
-    name = next((e.name for e in parse(screen) if e.id == int(match[1])), "")
-    if not name or (len(name) >= MAX_TEXT_CHARS and name.endswith("…")):
-        return action
-    try:
-        found = find_label(screen, name)
-    except LookupError:
-        return action
-    return ClickLabel(label=name).render() if found == int(match[1]) else action
 
 
 def doc_turns(task: Task, expert: Turns, hits: int = DEFAULT_HITS) -> Turns:

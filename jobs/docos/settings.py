@@ -9,7 +9,8 @@ from typing import Any
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from raygent.jobs.docos.loop import DocLoopSettings
-from raygent.jobs.docos.tasks import GROUNDINGS, VARIANTS
+from raygent.jobs.docos.tasks import VARIANTS
+from raygent.jobs.web_agent.observation import GROUNDINGS
 from raygent.platform.config import check_known_keys, first_error
 from raygent.platform.rl.settings import AgentRunConfig, EnvSettings, RolloutSettings, Section
 

@@ -14,8 +14,8 @@ demonstration records once) and the default (0) with probability
 a share `none_share` of tasks are `none` on the default layout: the agent's knowledge of the app as it ships, which
 the `none` variant measures.
 
-`grounding` (`id` or `label`) goes into every task's params: how its demonstration names the elements it clicks
-(`demos.by_label`); the environment takes both forms from any agent.
+`grounding: label` goes into every task's params: its demonstration clicks by name (`click_label`, written by
+`web_agent.observation.by_label`) instead of by id; the environment takes both forms from any agent.
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from raygent.environments.web.doc_tools import commands_run, target_pages
 from raygent.environments.web.registry import make_task
 from raygent.environments.web.server import ui_spec
 from raygent.jobs.web_agent.demos import demonstrations, ensure_recorded
+from raygent.jobs.web_agent.observation import GROUNDINGS
 from raygent.jobs.web_agent.splits import HELDOUT_START
 from raygent.jobs.web_agent.tasks import heldout_seeds, template_ids
 from raygent.platform.contracts import Task
 
 VARIANTS = ("none", "tools", "oracle")
-GROUNDINGS = ("id", "label")
 TRAIN_LAYOUTS = 8
 HELDOUT_LAYOUT = 100_000
 TRAIN_PARAM_POOL = 2
@@ -126,4 +126,6 @@ def docos_tasks(
 def _tagged(chosen: list[tuple[Task, str]], grounding: str) -> list[Task]:
     prefetch_commands([(f"{t.params['app']}/{t.params['template']}", int(t.params["seed"])) for t, _ in chosen])
     tagged = [with_docs(task, docs) for task, docs in chosen]
+    if grounding == "id":
+        return tagged
     return [task.model_copy(update={"params": {**task.params, "grounding": grounding}}) for task in tagged]

@@ -13,13 +13,18 @@ keeps, without indentation:
   `max_text_chars`;
 
 and drops name-less structure (`banner`, `main`, `list`, `listitem`, ...). Element ids never change, so an
-action chosen on the compact text acts on the same element of the page. SEAgent's actor reads screenshots
-(and optionally the full a11y tree); this is the laptop-scale stand-in, chosen so prompts stay short.
+action chosen on the compact text acts on the same element of the page. SEAgent's actor reads screenshots (and
+optionally the full a11y tree); this is the laptop-scale stand-in, chosen so prompts stay short. `by_label`
+rewrites a click on an id as a click on the name the compact screen shows (`click_label`), for demonstrations
+that ground by name.
 """
 
 from __future__ import annotations
 
-from raygent.environments.web.observe import focus, parse
+import re
+
+from raygent.environments.web.grammar import ClickLabel
+from raygent.environments.web.observe import find_label, focus, parse
 
 MAX_VALUE_CHARS = 16
 MAX_TEXT_CHARS = 24
@@ -53,3 +58,23 @@ def compact(text: str, max_value_chars: int = MAX_VALUE_CHARS, max_text_chars: i
         )
         lines.append(" ".join(parts))
     return "\n".join(lines)
+
+
+GROUNDINGS = ("id", "label")
+"""How a job's demonstrations name the elements they click: by the screen's id (`click(9)`) or by name (`by_label`)."""
+
+
+def by_label(screen: str, action: str) -> str:
+    """`click(N)` as `click_label("name")` when element N's name on the compact `screen` is whole (not cut by
+    `compact`) and `find_label` finds N by it; any other action as it is."""
+    match = re.fullmatch(r"\s*click\((\d+)\)\s*", action)
+    if match is None:
+        return action
+    name = next((e.name for e in parse(screen) if e.id == int(match[1])), "")
+    if not name or (len(name) >= MAX_TEXT_CHARS and name.endswith("…")):
+        return action
+    try:
+        found = find_label(screen, name)
+    except LookupError:
+        return action
+    return ClickLabel(label=name).render() if found == int(match[1]) else action

@@ -4,11 +4,12 @@ The same memory, actor, loop and hook as ToolCalc's job (`recipe.py`); what chan
 
 - **Procedures name elements, not ids.** A web action acts on an element id of one screen (`click(13)`); ids
   differ between screens, layouts and apps, so a rollout's abstract procedure writes each element by the name
-  its screen gives it (`click("Mute")`, `type("Volume", "A")`, the task's numbers as placeholders in typed text).
+  its screen gives it (`click_label("Mute")`, the web grammar's click by name, which the agent can run as
+  written; `type("Volume", "A")`, the task's numbers as placeholders in typed text).
   A step whose id is not on its screen stays as it was (`click(99)`) and marks the procedure as this task's only
   (`WebSummarizer.specific`): it is no skill.
 - **Tips** are the first move the successes share and the failures mostly do not make (`start with
-  click("Mute").`), and well-formed actions; ToolCalc's tool-count and final-answer tips have no web meaning.
+  click_label("Mute").`), and well-formed actions; ToolCalc's tool-count and final-answer tips have no web meaning.
 - **The context comes before every screen** (`rollout.agent_kwargs.every_turn: true`): the web agent's prompt
   keeps no history (`policy.prompt.max_history: 0`).
 - **The agent** is the web agent's `tiny-qwen2` (tokenizer on the demonstrations, the instructions and the
@@ -16,6 +17,8 @@ The same memory, actor, loop and hook as ToolCalc's job (`recipe.py`); what chan
   carry a memory context from a *teacher bank* (the same `WebSummarizer` and `MemoryBank` fed with each SFT
   task's expert episode): the agent learns to find the element a skill names on the screen. The teacher has no
   failed episodes, so it writes skills only: SFT teaches reading skills, not tips (`sft.task_kwargs.modes`).
+  With `sft.task_kwargs.grounding: label` the experts' clicks are written by name too (`by_label`), so a skill's
+  step and the demonstrated action are the same words.
 - **Phase I** runs on `env.task_kwargs.apps`' train tasks and **phase II** on held-out tasks of
   `env.task_kwargs.eval_apps` (default: the same apps). The default run accumulates on the fifth app (the media
   player, in no SFT demonstration) and is evaluated there; the *transfer* run accumulates on the four SFT apps
@@ -33,10 +36,12 @@ from typing import Any
 from pydantic import field_validator
 from rich.console import Console
 
+from raygent.environments.web.grammar import ClickLabel
 from raygent.environments.web.observe import parse
 from raygent.environments.web.registry import available_apps, make_task
 from raygent.jobs.web_agent import screens
 from raygent.jobs.web_agent.demos import demonstrations, first_screens
+from raygent.jobs.web_agent.observation import GROUNDINGS, by_label
 from raygent.jobs.web_agent.recipe import WebAgent, WebSettings, tokenizer_corpus
 from raygent.jobs.web_agent.tasks import sft_pool_for, template_ids, web_tasks
 from raygent.jobs.xskill.loop import with_context
@@ -51,7 +56,7 @@ from raygent.platform.rl.tasks import heldout_seed
 
 _ELEMENT_ACTION = re.compile(r"^\s*(\w+)\(\s*(\d+)\s*(,.*)?\)\s*$", re.S)
 _UNRESOLVED = re.compile(r"\w\(\s*\d")
-WEB_TASK_KWARGS = ("apps", "eval_apps", "templates", "difficulties", "exclude", "pool", "modes")
+WEB_TASK_KWARGS = ("apps", "eval_apps", "templates", "difficulties", "exclude", "pool", "modes", "grounding")
 
 
 def element_names(observation: str) -> dict[int, str]:
@@ -61,10 +66,13 @@ def element_names(observation: str) -> dict[int, str]:
 
 def web_step(action: str, names: Mapping[int, str], letters: Mapping[int, str]) -> str:
     """One action with its element id replaced by the element's name and the task's numbers in its other
-    arguments by their placeholders; an id not on the screen stays."""
+    arguments by their placeholders; an id not on the screen stays. A click becomes the action that clicks by
+    name, `click_label("Mute")`, which an agent can run as written."""
     match = _ELEMENT_ACTION.match(action)
     if not match or int(match.group(2)) not in names:
         return action.strip()
+    if match.group(1) == "click" and not match.group(3):
+        return ClickLabel(label=names[int(match.group(2))]).render()
     rest = NUMBER.sub(lambda n: letters.get(int(n.group()), n.group()), match.group(3) or "")
     name = names[int(match.group(2))].replace('"', "'")
     return f'{match.group(1)}("{name}"{rest})'
@@ -112,11 +120,17 @@ def xskill_web_tasks(
     apps: Sequence[str] | None = ("media_player",),
     eval_apps: Sequence[str] | None = None,
     modes: Mapping[str, float] | None = None,
+    grounding: str = "id",
     **kwargs: Any,
 ) -> list[Task]:
     """The web agent's tasks (`web_tasks`; `kwargs`: templates, difficulties, exclude, pool), held-out ones from
-    `eval_apps` when given; `modes` stamps each task's `params["xskill_mode"]` by share (drawn from split and seed)."""
+    `eval_apps` when given; `modes` stamps each task's `params["xskill_mode"]` by share (drawn from split and seed);
+    `grounding: label` stamps `params["grounding"]`: its demonstration clicks by name (`web_memory_demonstrations`)."""
+    if grounding not in GROUNDINGS:
+        raise ValueError(f"grounding must be one of {GROUNDINGS}, got {grounding!r}")
     drawn = web_tasks(split, seed, n, apps=eval_apps if split != "train" and eval_apps else apps, **kwargs)
+    if grounding != "id":
+        drawn = [t.model_copy(update={"params": {**t.params, "grounding": grounding}}) for t in drawn]
     shares = check_modes(modes)
     if not shares:
         return drawn
@@ -144,8 +158,12 @@ def teacher_bank(tasks: Sequence[Task], episodes: Sequence[Sequence[tuple[str, s
 
 def web_memory_demonstrations(tasks: Sequence[Task]) -> list[list[tuple[str, str]]]:
     """The scripted experts' (compact observation, action) turns, every observation carrying the memory context
-    of the task's mode from the teacher bank of these tasks (as `MemoryLoop` with `every_turn` builds it)."""
-    recorded = demonstrations(tasks)
+    of the task's mode from the teacher bank of these tasks (as `MemoryLoop` with `every_turn` builds it); the
+    clicks by name (`by_label`) for a task with `params["grounding"] == "label"`."""
+    recorded = [
+        [(o, by_label(o, a)) for o, a in turns] if task.params.get("grounding") == "label" else turns
+        for task, turns in zip(tasks, demonstrations(tasks), strict=True)
+    ]
     bank = teacher_bank(tasks, recorded)
     episodes = []
     for task, turns in zip(tasks, recorded, strict=True):
@@ -162,6 +180,8 @@ def _check_task_kwargs(where: str, value: dict[str, Any]) -> None:
         unknown = [a for a in value.get(key) or () if a not in available_apps()]
         if unknown:
             raise ValueError(f"{where}.{key}: unknown apps {unknown}; expected some of {available_apps()}")
+    if value.get("grounding", "id") not in GROUNDINGS:
+        raise ValueError(f"{where}.grounding: expected one of {', '.join(GROUNDINGS)}, got {value['grounding']!r}")
     try:
         check_modes(value.get("modes"))
     except ValueError as exc:

@@ -40,6 +40,7 @@ def test_focus_is_the_open_menu_with_its_menu_bar_or_the_last_dialog() -> None:
         ("Play/Pause", 3),  # the open menu's item, not the button behind it
         ("Playlist", 5),  # the control, not the listbox of the same name
         ("1. Northern Lanterns", 8),  # outside the menu: the whole screen
+        ("1. North…", 8),  # a name a compact screen cut
     ],
 )
 def test_find_label_looks_where_attention_is_then_everywhere(label: str, element: int) -> None:

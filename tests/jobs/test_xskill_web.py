@@ -28,11 +28,11 @@ def rollout(actions: list[str], success: bool, screens: list[str] | None = None)
 
 def test_web_procedures_name_elements_and_abstract_the_tasks_numbers() -> None:
     steps = web_procedure("Set the volume to 30%.", rollout(["click(13)", 'type(14, "30")', "click(99)"], False))
-    assert steps == ['click("Mute")', 'type("Volume", "A")', "click(99)"]
+    assert steps == ['click_label("Mute")', 'type("Volume", "A")', "click(99)"]
     # each step is read on its own screen: the same id names another element after the first click
     assert web_procedure("Mute.", rollout(["click(13)", "click(13)"], True, [SCREEN, UNMUTED])) == [
-        'click("Mute")',
-        'click("Unmute")',
+        'click_label("Mute")',
+        'click_label("Unmute")',
     ]
     summarizer = WebSummarizer()
     assert summarizer.specific("click(99)") and not summarizer.specific('click("Slide 3: Roadmap")')
@@ -54,14 +54,17 @@ def test_web_summarizer_writes_a_skill_and_a_first_move_tip_the_context_shows() 
     summarizer = WebSummarizer()
     bank.apply(summarizer.summarize([group], bank.view([group.situation])))
     (skill,) = bank.skills.values()
-    assert skill.variants == {'click("Mute")': 3} and skill.watch_out == [
-        'click("Play/Pause") as the first move failed 2 of 2 times.'
+    assert skill.variants == {'click_label("Mute")': 3} and skill.watch_out == [
+        'click_label("Play/Pause") as the first move failed 2 of 2 times.'
     ]
-    assert bank.context("Mute the sound.").text == 'memory:\nskill: click("Mute")\ntip: start with click("Mute").'
+    assert (
+        bank.context("Mute the sound.").text
+        == 'memory:\nskill: click_label("Mute")\ntip: start with click_label("Mute").'
+    )
     # a close situation gets the tip with its trigger, not the skill; an unrelated one gets nothing
     assert (
         bank.context("Unmute the sound.").text
-        == "memory:\ntip: When the task reads 'Mute the sound.': start with click(\"Mute\")."
+        == "memory:\ntip: When the task reads 'Mute the sound.': start with click_label(\"Mute\")."
     )
     assert bank.context("Play the playlist in random order.").text == ""
 
@@ -81,7 +84,7 @@ def test_every_turn_keeps_the_context_on_later_screens() -> None:
         for every in (True, False)
     }
     for loop in loops.values():
-        assert loop.observation().text.startswith('memory:\nskill: click("Mute")')
+        assert loop.observation().text.startswith('memory:\nskill: click_label("Mute")')
         loop.observe({"text": UNMUTED}, 0.0, {})
     assert (
         loops[True].observation().text.startswith("memory:\n")
@@ -103,6 +106,7 @@ def test_tasks_stamp_modes_and_draw_heldout_from_the_evaluated_apps() -> None:
         t.params["xskill_mode"] for t in xskill_web_tasks("train", 0, 40, **kwargs)
     ]
     assert "xskill_mode" not in xskill_web_tasks("train", 0, 2, apps=["code_editor"])[0].params
+    assert xskill_web_tasks("train", 0, 2, apps=["code_editor"], grounding="label")[0].params["grounding"] == "label"
 
 
 @pytest.mark.parametrize(
@@ -111,6 +115,7 @@ def test_tasks_stamp_modes_and_draw_heldout_from_the_evaluated_apps() -> None:
         ("env.task_kwargs.eval_apps=[nope]", "task_kwargs.eval_apps"),
         ("env.task_kwargs.apss=[media_player]", "task_kwargs.apss"),
         ("sft.task_kwargs.modes={maybe: 1}", "task_kwargs.modes"),
+        ("sft.task_kwargs.grounding=pixels", "task_kwargs.grounding"),
         ("rollout.agent_kwargs.every_turn=perhaps", "agent_kwargs.every_turn"),
         ("xskill.novel_templates=[a+b]", "xskill.novel_templates"),
     ],
@@ -122,9 +127,10 @@ def test_a_bad_config_is_refused_naming_the_key(override: str, named: str) -> No
 
 
 @pytest.mark.browser
-def test_sft_demonstrations_carry_the_teachers_skill_on_every_screen() -> None:
+@pytest.mark.parametrize("grounding", ["id", "label"])
+def test_sft_demonstrations_carry_the_teachers_skill_on_every_screen(grounding: str) -> None:
     tasks = [
-        t.model_copy(update={"params": {**t.params, "xskill_mode": "skills"}})
+        t.model_copy(update={"params": {**t.params, "xskill_mode": "skills", "grounding": grounding}})
         for t in web_tasks(
             "train", 0, 2, apps=["code_editor"], templates=["code_editor/open_file", "code_editor/word_wrap"], pool=1
         )
@@ -133,9 +139,14 @@ def test_sft_demonstrations_carry_the_teachers_skill_on_every_screen() -> None:
     for turns in episodes:
         assert turns, "the expert solved the task"
         skill = turns[0][0].split("\n")[1]
-        assert skill.startswith('skill: click("')
+        assert skill.startswith('skill: click_label("')
+        by_name = [action for _, action in turns if action.startswith("click_label(")]
+        assert bool(by_name) == (grounding == "label")
         for observation, action in turns:
             assert observation.startswith("memory:\n" + skill + "\n--\n")
+            if action in by_name:
+                assert action in skill  # the skill's step is the demonstrated action, word for word
+                continue
             # the skill names the element the expert clicked on this screen
             element = re.search(rf"^\[{re.escape(action[6:-1])}\] \w+ \"([^\"]*)\"", strip_context(observation), re.M)
-            assert element is not None and f'click("{element.group(1)}")' in skill
+            assert element is not None and f'click_label("{element.group(1)}")' in skill
