@@ -6,8 +6,9 @@ and the ablation (experiences only, skills only, both), on ToolCalc.
 `--job xskill_web` runs XSkill on the web suite (`jobs/configs/xskill_web.yaml`; its transfer run takes the overrides
 `env.task_kwargs.apps=[...] env.task_kwargs.eval_apps=[media_player]`).
 
-`--smollm2` (ToolCalc) freezes the pretrained SmolLM2-135M-Instruct preset instead of the tiny one
-(`SMOLLM2_OVERRIDES`: a short fine-tuning SFT, groups of 4 in phase I), an agent that can read its context.
+`--smollm2` freezes the pretrained SmolLM2-135M-Instruct preset instead of the tiny one, an agent that can read its
+context (ToolCalc: `SMOLLM2_OVERRIDES`, a short fine-tuning SFT, groups of 4 in phase I; the web suite:
+`_runs.SMOLLM2_WEB`, the web agent's SmolLM2 settings, so 4 phase-I steps).
 
 Each seed is one `raygent run JOB trainer.seed=S` in a fresh process. Per seed it prints the four variants'
 held-out success after phase I (overall, and on the novel templates no demonstration covered). Last line: means
@@ -22,7 +23,7 @@ import tempfile
 from pathlib import Path
 from statistics import mean, pstdev
 
-from _runs import parse_args, run_job
+from _runs import SMOLLM2_WEB, parse_args, run_job
 
 VARIANTS = ("none", "experiences", "skills", "both")
 SMOLLM2_OVERRIDES = [
@@ -49,7 +50,8 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=None, help="keep the run directories under this folder")
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. trainer.steps=8")
     args = parse_args(parser)
-    overrides = [*(SMOLLM2_OVERRIDES if args.smollm2 else []), *args.overrides]
+    smollm2 = SMOLLM2_WEB if args.job == "xskill_web" else SMOLLM2_OVERRIDES
+    overrides = [*(smollm2 if args.smollm2 else []), *args.overrides]
     success: dict[str, list[float]] = {v: [] for v in VARIANTS}
     novel: dict[str, list[float]] = {v: [] for v in VARIANTS}
     minutes: list[float] = []
