@@ -515,7 +515,7 @@ def _explain(exc: ValidationError, model: type[BaseModel], data: Any = None) -> 
     if isinstance(cause, ConfigError):  # a validator's own message (e.g. check_entry): it names the value already
         return f"{key}: {cause}{more}"
     if error["type"] == "value_error" and cause is not None:  # a model validator's message, as written
-        return f"{key}: {cause}{more}"
+        return f"{key}: {cause}{more}" if loc else f"{cause}{more}"  # a whole-config validator names its key
     shown = repr(value) if not isinstance(value, float) or math.isfinite(value) else str(value)
     if isinstance(value, dict | list) and len(shown) > 80:
         shown = shown[:77] + "..."

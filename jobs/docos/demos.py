@@ -9,7 +9,8 @@ prompts the loop gives. A `none` task's turns show the docs as unavailable; an `
 pages.
 
 A task with `params["grounding"] == "label"` (`env.task_kwargs.grounding: label`) has its expert's clicks written
-by name, `click_label("Play Rate…")`, where the screen shows that name whole and on one element only (`by_label`):
+by name, `click_label("Play Rate…")`, where the screen shows that name whole and on one element only
+(`web_agent.observation.grounded`):
 the words the documentation prints, so following a page is copying it, not mapping a label to a screen id.
 """
 
@@ -20,7 +21,7 @@ from collections.abc import Sequence
 from raygent.environments.web.doc_tools import OPEN_TOOL, SEARCH_TOOL, DocCall, DocSession, open_call, search_call
 from raygent.jobs.docos.loop import EMPTY, UNAVAILABLE, oracle_context, render
 from raygent.jobs.web_agent.demos import demonstrations
-from raygent.jobs.web_agent.observation import by_label
+from raygent.jobs.web_agent.observation import grounded
 from raygent.platform.contracts import Task
 
 Turns = list[tuple[str, str]]
@@ -36,8 +37,7 @@ def doc_turns(task: Task, expert: Turns, hits: int = DEFAULT_HITS) -> Turns:
     """The DocOS demonstration of `task` from the expert's (compact screen, action) turns (module docstring)."""
     if not expert:
         return []
-    if task.params.get("grounding") == "label":
-        expert = [(screen, by_label(screen, action)) for screen, action in expert]
+    expert = grounded(task, expert)
     docs = str(task.params.get("docs", "tools"))
     ui_seed = int(task.params.get("ui_seed", 0))
     if docs == "none":
@@ -62,4 +62,4 @@ def docos_demonstrations(tasks: Sequence[Task]) -> list[Turns]:
     return [doc_turns(task, expert) for task, expert in zip(tasks, demonstrations(tasks), strict=True)]
 
 
-__all__ = ["EMPTY", "by_label", "doc_turns", "docos_demonstrations", "query_of"]
+__all__ = ["EMPTY", "doc_turns", "docos_demonstrations", "query_of"]

@@ -15,7 +15,7 @@ a share `none_share` of tasks are `none` on the default layout: the agent's know
 the `none` variant measures.
 
 `grounding: label` goes into every task's params: its demonstration clicks by name (`click_label`, written by
-`web_agent.observation.by_label`) instead of by id; the environment takes both forms from any agent.
+`web_agent.observation.grounded`) instead of by id; the environment takes both forms from any agent.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from raygent.environments.web.doc_tools import commands_run, target_pages
 from raygent.environments.web.registry import make_task
 from raygent.environments.web.server import ui_spec
 from raygent.jobs.web_agent.demos import demonstrations, ensure_recorded
-from raygent.jobs.web_agent.observation import GROUNDINGS
+from raygent.jobs.web_agent.observation import with_grounding
 from raygent.jobs.web_agent.splits import HELDOUT_START
 from raygent.jobs.web_agent.tasks import heldout_seeds, template_ids
 from raygent.platform.contracts import Task
@@ -94,8 +94,6 @@ def docos_tasks(
 ) -> list[Task]:
     """`n` tasks of `split` (`train`, `heldout`: unseen layouts, `default`: layout 0) from `seed`, tagged `docs`
     (in `train`, `none_share` of them `none` on the default layout instead; see the module docstring)."""
-    if grounding not in GROUNDINGS:
-        raise ValueError(f"grounding must be one of {GROUNDINGS}, got {grounding!r}")
     ids = docos_templates(apps, templates, difficulties, exclude)
     if not ids:
         raise ValueError(f"no template of apps {apps} at difficulties {list(difficulties)} runs a menu command")
@@ -125,7 +123,4 @@ def docos_tasks(
 
 def _tagged(chosen: list[tuple[Task, str]], grounding: str) -> list[Task]:
     prefetch_commands([(f"{t.params['app']}/{t.params['template']}", int(t.params["seed"])) for t, _ in chosen])
-    tagged = [with_docs(task, docs) for task, docs in chosen]
-    if grounding == "id":
-        return tagged
-    return [task.model_copy(update={"params": {**task.params, "grounding": grounding}}) for task in tagged]
+    return with_grounding([with_docs(task, docs) for task, docs in chosen], grounding)

@@ -22,9 +22,11 @@ that ground by name.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from raygent.environments.web.grammar import ClickLabel
 from raygent.environments.web.observe import find_label, focus, parse
+from raygent.platform.contracts import Task
 
 MAX_VALUE_CHARS = 16
 MAX_TEXT_CHARS = 24
@@ -78,3 +80,19 @@ def by_label(screen: str, action: str) -> str:
     except LookupError:
         return action
     return ClickLabel(label=name).render() if found == int(match[1]) else action
+
+
+def with_grounding(tasks: list[Task], grounding: str) -> list[Task]:
+    """`tasks` whose demonstrations click by name (`params["grounding"] = "label"`), or as they are (`id`)."""
+    if grounding not in GROUNDINGS:
+        raise ValueError(f"grounding must be one of {GROUNDINGS}, got {grounding!r}")
+    if grounding == "id":
+        return tasks
+    return [task.model_copy(update={"params": {**task.params, "grounding": grounding}}) for task in tasks]
+
+
+def grounded(task: Task, turns: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """A demonstration's (compact screen, action) turns, its clicks by name (`by_label`) when `task` asks for it."""
+    if task.params.get("grounding") != "label":
+        return list(turns)
+    return [(screen, by_label(screen, action)) for screen, action in turns]

@@ -8,7 +8,8 @@ Tasks are the suite's templates (`<app>/<template>`) at parameter seeds chosen b
   `TRAIN_POOL` (the largest train pool allowed), so held-out tasks are parameters never seen in training.
 
 `train` batches draw templates and seeds uniformly; `heldout` sets cycle through the templates, so every
-template has the same weight in an evaluation. UI seed 0 (the default labels) throughout.
+template has the same weight in an evaluation. UI seed 0 (the default labels) throughout. `grounding: label`
+makes the tasks' demonstrations click by name (`click_label`, `observation.grounded`) instead of by id.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 
 from raygent.environments.web.registry import available_apps, list_tasks, make_task
 from raygent.jobs.web_agent.demos import demonstrations
+from raygent.jobs.web_agent.observation import grounded, with_grounding
 from raygent.jobs.web_agent.splits import HELDOUT_START, TRAIN_POOL
 from raygent.platform.contracts import Task
 
@@ -76,6 +78,7 @@ def web_tasks(
     difficulties: Sequence[int] = (1,),
     exclude: Sequence[str] = (),
     pool: int = TRAIN_POOL,
+    grounding: str = "id",
 ) -> list[Task]:
     """`n` tasks of `split` drawn from `seed` (the trainer's task-source signature; see the module docstring)."""
     ids = template_ids(apps, templates, difficulties, exclude)
@@ -93,7 +96,7 @@ def web_tasks(
         chosen = [f"{ids[i % len(ids)]}/{seeds[ids[i % len(ids)]][i // len(ids)]}" for i in range(n)]
     else:
         raise ValueError(f"split must be 'train' or 'heldout', got {split!r}")
-    return [make_task(task_id, ui_seed=0).to_platform() for task_id in chosen]
+    return with_grounding([make_task(task_id, ui_seed=0).to_platform() for task_id in chosen], grounding)
 
 
 def sft_pool(
@@ -124,5 +127,5 @@ def sft_pool_for(task_kwargs: Mapping[str, Any]) -> list[Task]:
 
 def web_demonstrations(tasks: Sequence[Task]) -> list[list[tuple[str, str]]]:
     """The scripted experts' (compact observation, action) turns for each task, from the on-disk cache or
-    recorded in the browser (`demos.demonstrations`)."""
-    return demonstrations(tasks)
+    recorded in the browser (`demos.demonstrations`); clicks by name for a task that asks (`grounded`)."""
+    return [grounded(task, turns) for task, turns in zip(tasks, demonstrations(tasks), strict=True)]

@@ -17,8 +17,8 @@ The same memory, actor, loop and hook as ToolCalc's job (`recipe.py`); what chan
   carry a memory context from a *teacher bank* (the same `WebSummarizer` and `MemoryBank` fed with each SFT
   task's expert episode): the agent learns to find the element a skill names on the screen. The teacher has no
   failed episodes, so it writes skills only: SFT teaches reading skills, not tips (`sft.task_kwargs.modes`).
-  With `sft.task_kwargs.grounding: label` the experts' clicks are written by name too (`by_label`), so a skill's
-  step and the demonstrated action are the same words.
+  With `sft.task_kwargs.grounding: label` the experts' clicks are written by name too (`web_tasks`'s grounding),
+  so a skill's step and the demonstrated action are the same words.
 - **Phase I** runs on `env.task_kwargs.apps`' train tasks and **phase II** on held-out tasks of
   `env.task_kwargs.eval_apps` (default: the same apps). The default run accumulates on the fifth app (the media
   player, in no SFT demonstration) and is evaluated there; the *transfer* run accumulates on the four SFT apps
@@ -41,9 +41,9 @@ from raygent.environments.web.observe import parse
 from raygent.environments.web.registry import available_apps, make_task
 from raygent.jobs.web_agent import screens
 from raygent.jobs.web_agent.demos import demonstrations, first_screens
-from raygent.jobs.web_agent.observation import GROUNDINGS, by_label
+from raygent.jobs.web_agent.observation import GROUNDINGS
 from raygent.jobs.web_agent.recipe import WebAgent, WebSettings, tokenizer_corpus
-from raygent.jobs.web_agent.tasks import sft_pool_for, template_ids, web_tasks
+from raygent.jobs.web_agent.tasks import sft_pool_for, template_ids, web_demonstrations, web_tasks
 from raygent.jobs.xskill.loop import with_context
 from raygent.jobs.xskill.memory import MODES, NUMBER, PLACEHOLDERS, MemoryBank, MemorySettings, situation_of
 from raygent.jobs.xskill.recipe import MemoryJobSettings, Prepared, XSkill, XSkillRolloutSettings
@@ -120,17 +120,12 @@ def xskill_web_tasks(
     apps: Sequence[str] | None = ("media_player",),
     eval_apps: Sequence[str] | None = None,
     modes: Mapping[str, float] | None = None,
-    grounding: str = "id",
     **kwargs: Any,
 ) -> list[Task]:
-    """The web agent's tasks (`web_tasks`; `kwargs`: templates, difficulties, exclude, pool), held-out ones from
-    `eval_apps` when given; `modes` stamps each task's `params["xskill_mode"]` by share (drawn from split and seed);
-    `grounding: label` stamps `params["grounding"]`: its demonstration clicks by name (`web_memory_demonstrations`)."""
-    if grounding not in GROUNDINGS:
-        raise ValueError(f"grounding must be one of {GROUNDINGS}, got {grounding!r}")
+    """The web agent's tasks (`web_tasks`; `kwargs`: templates, difficulties, exclude, pool, grounding), held-out
+    ones from `eval_apps` when given; `modes` stamps each task's `params["xskill_mode"]` by share (drawn from split
+    and seed)."""
     drawn = web_tasks(split, seed, n, apps=eval_apps if split != "train" and eval_apps else apps, **kwargs)
-    if grounding != "id":
-        drawn = [t.model_copy(update={"params": {**t.params, "grounding": grounding}}) for t in drawn]
     shares = check_modes(modes)
     if not shares:
         return drawn
@@ -159,11 +154,8 @@ def teacher_bank(tasks: Sequence[Task], episodes: Sequence[Sequence[tuple[str, s
 def web_memory_demonstrations(tasks: Sequence[Task]) -> list[list[tuple[str, str]]]:
     """The scripted experts' (compact observation, action) turns, every observation carrying the memory context
     of the task's mode from the teacher bank of these tasks (as `MemoryLoop` with `every_turn` builds it); the
-    clicks by name (`by_label`) for a task with `params["grounding"] == "label"`."""
-    recorded = [
-        [(o, by_label(o, a)) for o, a in turns] if task.params.get("grounding") == "label" else turns
-        for task, turns in zip(tasks, demonstrations(tasks), strict=True)
-    ]
+    clicks by name for a task with `params["grounding"] == "label"` (`web_demonstrations`)."""
+    recorded = web_demonstrations(tasks)
     bank = teacher_bank(tasks, recorded)
     episodes = []
     for task, turns in zip(tasks, recorded, strict=True):

@@ -21,7 +21,7 @@ from raygent.environments.web.observe import parse
 from raygent.environments.web.registry import make_task
 from raygent.jobs.web_agent import demos
 from raygent.jobs.web_agent.hindsight import HindsightGoals
-from raygent.jobs.web_agent.observation import compact
+from raygent.jobs.web_agent.observation import by_label, compact, grounded
 from raygent.jobs.web_agent.recipe import template_rows
 from raygent.jobs.web_agent.tasks import HELDOUT_START, TRAIN_POOL, sft_pool, template_ids, web_tasks
 from raygent.policies.actions import InvalidAction
@@ -53,6 +53,21 @@ def test_compact_keeps_every_element_id_and_drops_structure() -> None:
     editor = next(e for e in parse(text) if e.id == 12)
     assert editor.value is not None and len(editor.value) <= 16 and editor.value.startswith("# balance")
     assert len(text) < len(FULL)
+
+
+def test_label_grounding_writes_a_click_by_the_name_the_compact_screen_shows_whole() -> None:
+    cut = '[1] button "Slide 1: Quarterly revi…"\n[2] button "Next"'
+    twice = '[1] button "Next"\n[2] button "Next"'
+    assert by_label(cut, "click(2)") == 'click_label("Next")' and by_label(cut, "hotkey(Escape)") == "hotkey(Escape)"
+    # a name the compact screen cut, or one two controls share, stays an id
+    assert by_label(cut, "click(1)") == "click(1)" and by_label(twice, "click(2)") == "click(2)"
+    (task,) = web_tasks("train", 0, 1, templates=["media_player/mute_audio"], grounding="label")
+    turns = [(cut, "click(2)"), (cut, 'type(1, "x")')]
+    assert grounded(task, turns) == [(cut, 'click_label("Next")'), (cut, 'type(1, "x")')]
+    (plain,) = web_tasks("train", 0, 1, templates=["media_player/mute_audio"])
+    assert "grounding" not in plain.params and grounded(plain, turns) == turns
+    with pytest.raises(ValueError, match="grounding must be one of"):
+        web_tasks("train", 0, 1, grounding="pixels")
 
 
 def test_template_ids_filter_and_reject_unknown_templates() -> None:
