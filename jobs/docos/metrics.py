@@ -133,6 +133,10 @@ def search_failure(summary: dict[str, dict[str, float]], app: str = "all", layou
     return {"gap": gap, "share": gap / (1 - tools) if tools < 1 else 0.0}
 
 
+EPS = 1e-9
+"""Differences of rates closer than this are equal (2/12 - 1/12 and 4/12 - 2/12 differ in the last bit)."""
+
+
 def claims(summary: dict[str, dict[str, float]], before: dict[str, dict[str, float]] | None = None) -> dict[str, Any]:
     """The brief's claims on one stage's summary (and `before`, the SFT stage's, for "GRPO raises TCR and TUI")."""
 
@@ -146,7 +150,7 @@ def claims(summary: dict[str, dict[str, float]], before: dict[str, dict[str, flo
         "tools_minus_none_random": gap_random,
         "tools_minus_none_default": gap_default,
         # only meaningful when the docs help on randomized layouts at all
-        "gap_shrinks_on_default": gap_random > 0 and gap_default < gap_random,
+        "gap_shrinks_on_default": gap_random > EPS and gap_default < gap_random - EPS,
         "search_failure": search_failure(summary),
     }
     if before is not None:

@@ -200,6 +200,14 @@ def test_summary_claims_and_the_search_failure_share() -> None:
     verdict = claims(summary, before=summarize(_scores("tools", "random", [False] * 4, found=False)))
     assert verdict["oracle_ge_tools_gt_none_random"] and verdict["gap_shrinks_on_default"]
     assert verdict["grpo_raises_tcr"] and not verdict["grpo_raises_tui"]
+    # the same gap on both layouts (3/12 - 1/12 and 4/12 - 2/12, unequal in the last bit) has not shrunk
+    same_gap = (
+        _scores("tools", "random", [True] * 3 + [False] * 9)
+        + _scores("none", "random", [True] + [False] * 11)
+        + _scores("tools", "default", [True] * 4 + [False] * 8)
+        + _scores("none", "default", [True] * 2 + [False] * 10)
+    )
+    assert not claims(summarize(same_gap))["gap_shrinks_on_default"]
 
 
 @pytest.mark.parametrize(
