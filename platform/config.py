@@ -21,7 +21,16 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    create_model,
+    model_validator,
+)
 
 from raygent.platform.study import StudyParams
 
@@ -448,6 +457,27 @@ def check_known_keys(where: str, given: Mapping[str, Any], allowed: Sequence[str
             raise ValueError(
                 f"{where}.{key}: unknown key{_did_you_mean(key, allowed)}; expected one of: {', '.join(allowed)}"
             )
+
+
+def check_arguments(where: str, fn: Any, given: Mapping[str, Any]) -> None:
+    """Raises `ValueError` naming the first key of `given` whose value the annotation of `fn`'s parameter of that
+    name refuses (a job's task kwargs, before Ray starts); unannotated parameters, and annotations pydantic cannot
+    check, accept anything."""
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:  # an annotation that does not resolve here: nothing to check against
+        return
+    for key, value in given.items():
+        if key not in hints:
+            continue
+        try:
+            adapter: TypeAdapter[Any] = TypeAdapter(hints[key])
+        except Exception:
+            continue
+        try:
+            adapter.validate_python(value)
+        except ValidationError as exc:
+            raise ValueError(f"{where}.{key}: got {value!r}; {exc.errors()[0]['msg'].lower()}") from None
 
 
 def first_error(exc: ValidationError) -> str:

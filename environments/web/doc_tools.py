@@ -130,9 +130,13 @@ class DocIndex:
         return self.pages.get(path) or self.pages.get(path.rstrip("/") + "/")
 
 
-@lru_cache(maxsize=64)
 def doc_index(seed: int, ranker: str = "bm25", embedder: str = WORDLLAMA) -> DocIndex:
     """The index of UI seed `seed` (cached per process: building one reads every guide)."""
+    return _cached_index(seed, ranker, embedder)
+
+
+@lru_cache(maxsize=64)
+def _cached_index(seed: int, ranker: str, embedder: str) -> DocIndex:
     return DocIndex(seed, ranker, embedder)
 
 
@@ -321,17 +325,17 @@ def same_name(shown: str, label: str) -> bool:
 
 def _clicked(observation: str, action: str) -> tuple[str, str] | None:
     """`(role, name)` of the element an element action (click, double or right click, `click_label`) acts on."""
-    match = re.match(r"^\s*(click|left_double|right_single)\((\d+)\)\s*$", action)
-    by_label = WEB_GRAMMAR.parse(action) if match is None else None
-    if isinstance(by_label, ClickLabel):
+    parsed = WEB_GRAMMAR.parse(action)
+    if isinstance(parsed, ClickLabel):
         try:
-            ident = find_label(observation, by_label.label)
+            ident = find_label(observation, parsed.label)
         except LookupError:
             return None
-    elif match is not None:
-        ident = int(match[2])
     else:
-        return None
+        match = re.match(r"^\s*(click|left_double|right_single)\((\d+)\)\s*$", action)
+        if match is None:
+            return None
+        ident = int(match[2])
     for element in parse(observation):
         if element.id == ident:
             return element.role, element.name

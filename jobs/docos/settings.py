@@ -10,7 +10,6 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from raygent.jobs.docos.loop import DocLoopSettings
 from raygent.jobs.docos.tasks import VARIANTS
-from raygent.jobs.web_agent.observation import GROUNDINGS
 from raygent.platform.config import check_known_keys, first_error
 from raygent.platform.rl.settings import AgentRunConfig, EnvSettings, RolloutSettings, Section
 
@@ -34,8 +33,6 @@ def check_task_kwargs(value: Mapping[str, Any]) -> None:
     check_known_keys("task_kwargs", value, TASK_KWARGS)
     if "docs" in value and value["docs"] not in VARIANTS:
         raise ValueError(f"task_kwargs.docs: expected one of {', '.join(VARIANTS)}, got {value['docs']!r}")
-    if "grounding" in value and value["grounding"] not in GROUNDINGS:
-        raise ValueError(f"task_kwargs.grounding: expected one of {', '.join(GROUNDINGS)}, got {value['grounding']!r}")
     for key in ("default_share", "none_share"):
         if key in value and not (isinstance(value[key], int | float) and 0 <= value[key] <= 1):
             raise ValueError(f"task_kwargs.{key}: expected a number in [0, 1], got {value[key]!r}")

@@ -28,7 +28,7 @@ from raygent.environments.web.doc_tools import commands_run, target_pages
 from raygent.environments.web.registry import make_task
 from raygent.environments.web.server import ui_spec
 from raygent.jobs.web_agent.demos import demonstrations, ensure_recorded
-from raygent.jobs.web_agent.observation import with_grounding
+from raygent.jobs.web_agent.observation import Grounding, with_grounding
 from raygent.jobs.web_agent.splits import HELDOUT_START
 from raygent.jobs.web_agent.tasks import heldout_seeds, template_ids
 from raygent.platform.contracts import Task
@@ -90,7 +90,7 @@ def docos_tasks(
     none_share: float = 0.2,
     pool: int = TRAIN_PARAM_POOL,
     layouts: int = TRAIN_LAYOUTS,
-    grounding: str = "id",
+    grounding: Grounding = "id",
 ) -> list[Task]:
     """`n` tasks of `split` (`train`, `heldout`: unseen layouts, `default`: layout 0) from `seed`, tagged `docs`
     (in `train`, `none_share` of them `none` on the default layout instead; see the module docstring)."""
@@ -121,6 +121,6 @@ def docos_tasks(
     return _tagged(chosen, grounding)
 
 
-def _tagged(chosen: list[tuple[Task, str]], grounding: str) -> list[Task]:
+def _tagged(chosen: list[tuple[Task, str]], grounding: Grounding) -> list[Task]:
     prefetch_commands([(f"{t.params['app']}/{t.params['template']}", int(t.params["seed"])) for t, _ in chosen])
     return with_grounding([with_docs(task, docs) for task, docs in chosen], grounding)

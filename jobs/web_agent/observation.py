@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Literal, get_args
 
 from raygent.environments.web.grammar import ClickLabel
 from raygent.environments.web.observe import find_label, focus, parse
@@ -62,8 +63,9 @@ def compact(text: str, max_value_chars: int = MAX_VALUE_CHARS, max_text_chars: i
     return "\n".join(lines)
 
 
-GROUNDINGS = ("id", "label")
+Grounding = Literal["id", "label"]
 """How a job's demonstrations name the elements they click: by the screen's id (`click(9)`) or by name (`by_label`)."""
+GROUNDINGS: tuple[str, ...] = get_args(Grounding)
 
 
 def by_label(screen: str, action: str) -> str:
@@ -82,7 +84,7 @@ def by_label(screen: str, action: str) -> str:
     return ClickLabel(label=name).render() if found == int(match[1]) else action
 
 
-def with_grounding(tasks: list[Task], grounding: str) -> list[Task]:
+def with_grounding(tasks: list[Task], grounding: Grounding) -> list[Task]:
     """`tasks` whose demonstrations click by name (`params["grounding"] = "label"`), or as they are (`id`)."""
     if grounding not in GROUNDINGS:
         raise ValueError(f"grounding must be one of {GROUNDINGS}, got {grounding!r}")

@@ -22,7 +22,7 @@ from typing import Any
 
 from raygent.environments.web.registry import available_apps, list_tasks, make_task
 from raygent.jobs.web_agent.demos import demonstrations
-from raygent.jobs.web_agent.observation import grounded, with_grounding
+from raygent.jobs.web_agent.observation import Grounding, grounded, with_grounding
 from raygent.jobs.web_agent.splits import HELDOUT_START, TRAIN_POOL
 from raygent.platform.contracts import Task
 
@@ -78,7 +78,7 @@ def web_tasks(
     difficulties: Sequence[int] = (1,),
     exclude: Sequence[str] = (),
     pool: int = TRAIN_POOL,
-    grounding: str = "id",
+    grounding: Grounding = "id",
 ) -> list[Task]:
     """`n` tasks of `split` drawn from `seed` (the trainer's task-source signature; see the module docstring)."""
     ids = template_ids(apps, templates, difficulties, exclude)

@@ -41,7 +41,6 @@ from raygent.environments.web.observe import parse
 from raygent.environments.web.registry import available_apps, make_task
 from raygent.jobs.web_agent import screens
 from raygent.jobs.web_agent.demos import demonstrations, first_screens
-from raygent.jobs.web_agent.observation import GROUNDINGS
 from raygent.jobs.web_agent.recipe import WebAgent, WebSettings, tokenizer_corpus
 from raygent.jobs.web_agent.tasks import sft_pool_for, template_ids, web_demonstrations, web_tasks
 from raygent.jobs.xskill.loop import with_context
@@ -49,6 +48,7 @@ from raygent.jobs.xskill.memory import MODES, NUMBER, PLACEHOLDERS, MemoryBank, 
 from raygent.jobs.xskill.recipe import MemoryJobSettings, Prepared, XSkill, XSkillRolloutSettings
 from raygent.jobs.xskill.summarize import Group, ProgrammaticSummarizer, Rollout, majority, share_of, strip_context
 from raygent.jobs.xskill.tasks import check_modes
+from raygent.platform.config import check_arguments
 from raygent.platform.contracts import Task
 from raygent.platform.rl.initial import initial_model
 from raygent.platform.rl.settings import AgentRunConfig, EnvSettings, SFTSettings
@@ -172,8 +172,7 @@ def _check_task_kwargs(where: str, value: dict[str, Any]) -> None:
         unknown = [a for a in value.get(key) or () if a not in available_apps()]
         if unknown:
             raise ValueError(f"{where}.{key}: unknown apps {unknown}; expected some of {available_apps()}")
-    if value.get("grounding", "id") not in GROUNDINGS:
-        raise ValueError(f"{where}.grounding: expected one of {', '.join(GROUNDINGS)}, got {value['grounding']!r}")
+    check_arguments(where, web_tasks, value)  # the values web_tasks takes (pool, grounding, ...)
     try:
         check_modes(value.get("modes"))
     except ValueError as exc:

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from raygent.platform.config import ClassEntry, check_known_keys, entry_validator, load_entry
+from raygent.platform.config import ClassEntry, check_arguments, check_known_keys, entry_validator, load_entry
 from raygent.platform.losses.config import LossConfig
 from raygent.platform.rl.hooks import HookSettings
 from raygent.platform.rl.reward import RewardSettings
@@ -193,14 +193,17 @@ class AgentRunConfig(Section):
 
     @model_validator(mode="after")
     def _task_kwargs_are_parameters(self) -> AgentRunConfig:
-        # a task function's keyword arguments are named: an unknown key (a typo) is refused here, before Ray starts,
-        # instead of as a TypeError inside the workers; a function taking **kwargs checks its own
-        parameters = inspect.signature(load_entry(self.env.tasks)).parameters
+        # a task function's keyword arguments are named and may be annotated: an unknown key (a typo) or a value its
+        # annotation refuses is refused here, before Ray starts, instead of inside the workers; a function taking
+        # **kwargs checks its own
+        tasks = load_entry(self.env.tasks)
+        parameters = inspect.signature(tasks).parameters
         if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
             return self
         named = [n for n, p in list(parameters.items())[3:] if p.kind is not inspect.Parameter.VAR_POSITIONAL]
         for where, given in (("env.task_kwargs", self.env.task_kwargs), ("sft.task_kwargs", self.sft.task_kwargs)):
             check_known_keys(where, given, named)
+            check_arguments(where, tasks, given)
         return self
 
     @model_validator(mode="after")

@@ -144,12 +144,14 @@ def test_agent_env_entries_are_checked_before_anything_starts(tmp_path: Path) ->
             load_config(write(tmp_path, base), [f"{key}={value}"])
 
 
-def test_task_kwargs_must_be_parameters_of_the_task_function(tmp_path: Path) -> None:
+def test_task_kwargs_must_be_parameters_of_the_task_function_and_fit_their_types(tmp_path: Path) -> None:
     base = yaml.safe_load((Path(__file__).resolve().parents[2] / "jobs/configs/grpo_toy.yaml").read_text())
     path = write(tmp_path, base)
     for key in ("env.task_kwargs.task_typs", "sft.task_kwargs.task_typs"):
         with pytest.raises(ConfigError, match=rf"^{re.escape(key)}: unknown key \(did you mean 'task_types'\?\)"):
             load_config(path, [f"{key}=[compare]"])
+    with pytest.raises(ConfigError, match=r"^env\.task_kwargs\.difficulty: got 'two'; input should be a valid integer"):
+        load_config(path, ["env.task_kwargs.difficulty=two"])
     assert load_config(path, ["sft.task_kwargs.task_types=[compare]"]).sft.task_kwargs == {"task_types": ["compare"]}
 
 
