@@ -134,7 +134,7 @@ def search_failure(summary: dict[str, dict[str, float]], app: str = "all", layou
 
 
 EPS = 1e-9
-"""Differences of rates closer than this are equal (2/12 - 1/12 and 4/12 - 2/12 differ in the last bit)."""
+"""Differences of rates closer than this are equal (3/12 - 1/12 and 4/12 - 2/12 differ in the last bit)."""
 
 
 def claims(summary: dict[str, dict[str, float]], before: dict[str, dict[str, float]] | None = None) -> dict[str, Any]:
