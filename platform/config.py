@@ -464,7 +464,7 @@ def check_arguments(where: str, fn: Any, given: Mapping[str, Any]) -> None:
     name refuses (a job's task kwargs, before Ray starts); unannotated parameters, and annotations pydantic cannot
     check, accept anything."""
     try:
-        hints = typing.get_type_hints(fn)
+        hints = typing.get_type_hints(fn, include_extras=True)
     except Exception:  # an annotation that does not resolve here: nothing to check against
         return
     for key, value in given.items():

@@ -23,6 +23,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Annotated, Literal, get_args
+
+from pydantic import Field
 
 from raygent.environments.web.doc_tools import commands_run, target_pages
 from raygent.environments.web.registry import make_task
@@ -33,7 +36,10 @@ from raygent.jobs.web_agent.splits import HELDOUT_START
 from raygent.jobs.web_agent.tasks import heldout_seeds, template_ids
 from raygent.platform.contracts import Task
 
-VARIANTS = ("none", "tools", "oracle")
+Variant = Literal["none", "tools", "oracle"]
+VARIANTS: tuple[str, ...] = get_args(Variant)
+Share = Annotated[float, Field(ge=0, le=1)]
+Count = Annotated[int, Field(ge=1, strict=True)]
 TRAIN_LAYOUTS = 8
 HELDOUT_LAYOUT = 100_000
 TRAIN_PARAM_POOL = 2
@@ -85,11 +91,11 @@ def docos_tasks(
     templates: Sequence[str] | None = None,
     difficulties: Sequence[int] = (1,),
     exclude: Sequence[str] = (),
-    docs: str = "tools",
-    default_share: float = 0.2,
-    none_share: float = 0.2,
-    pool: int = TRAIN_PARAM_POOL,
-    layouts: int = TRAIN_LAYOUTS,
+    docs: Variant = "tools",
+    default_share: Share = 0.2,
+    none_share: Share = 0.2,
+    pool: Count = TRAIN_PARAM_POOL,
+    layouts: Count = TRAIN_LAYOUTS,
     grounding: Grounding = "id",
 ) -> list[Task]:
     """`n` tasks of `split` (`train`, `heldout`: unseen layouts, `default`: layout 0) from `seed`, tagged `docs`
