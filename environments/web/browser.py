@@ -97,8 +97,7 @@ class BrowserHost:
             timeout=LAUNCH_TIMEOUT_S * 1000,
         )
         self.launches += 1
-        started = [p for p in _browser_processes() if p.pid not in before]
-        self._pid = started[0].pid if len(started) == 1 else None
+        self._pid = _browser_pid(self._browser, before)
         self._apply_pin(passes=2)  # a second pass catches a helper started while the first one ran
         return self._browser
 
@@ -188,6 +187,22 @@ class BrowserHost:
 
 class BrowserHung(RuntimeError):
     """A browser call exceeded its watchdog deadline (the browser has been killed)."""
+
+
+def _browser_pid(browser: Browser, before: set[int]) -> int | None:
+    """The browser process's id, as Chromium reports it over CDP (`SystemInfo.getProcessInfo`); where that fails,
+    the one Chromium browser process that was not running `before` the launch (None if not exactly one). Diffing
+    the process list alone can miss: under load another thread's launch, or a helper whose command line cannot be
+    read yet, makes the count differ from one."""
+    with contextlib.suppress(Exception):
+        session = browser.new_browser_cdp_session()
+        try:
+            processes = session.send("SystemInfo.getProcessInfo")["processInfo"]
+        finally:
+            session.detach()
+        return next(int(p["id"]) for p in processes if p["type"] == "browser")
+    started = [p for p in _browser_processes() if p.pid not in before]
+    return started[0].pid if len(started) == 1 else None
 
 
 def _browser_processes() -> list[Any]:
