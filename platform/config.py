@@ -117,6 +117,17 @@ ClassEntry = Annotated[str, entry_validator("class")]
 FunctionEntry = Annotated[str, entry_validator("function")]
 """`"module:attr"` naming an importable function (any callable that is not a class)."""
 
+# Annotations for a task function's parameters: `check_arguments` checks `env.task_kwargs` / `sft.task_kwargs`
+# against them before Ray starts (the function itself still runs with whatever a direct caller gives it).
+Count = Annotated[int, Field(ge=1, strict=True)]
+"""An integer >= 1 (not a bool, not a float)."""
+Seed = Annotated[int, Field(ge=0, strict=True)]
+"""An integer >= 0 (not a bool, not a float)."""
+Share = Annotated[float, Field(ge=0, le=1)]
+"""A number in [0, 1]."""
+Flag = Annotated[bool, Field(strict=True)]
+"""true or false (not 1, "yes" or "on")."""
+
 
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -477,7 +488,10 @@ def check_arguments(where: str, fn: Any, given: Mapping[str, Any]) -> None:
         try:
             adapter.validate_python(value)
         except ValidationError as exc:
-            raise ValueError(f"{where}.{key}: got {value!r}; {exc.errors()[0]['msg'].lower()}") from None
+            error = exc.errors()[0]
+            cause = error.get("ctx", {}).get("error")  # a validator's own message, as it wrote it
+            message = str(cause).removeprefix(f"{key}: ") if isinstance(cause, Exception) else error["msg"].lower()
+            raise ValueError(f"{where}.{key}: got {value!r}; {message}") from None
 
 
 def first_error(exc: ValidationError) -> str:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping
+from typing import Annotated
 
 import numpy as np
+from pydantic import AfterValidator, Field
 
 from raygent.environments.factguard.world import (
     DEFAULT_FRAMES,
@@ -17,6 +19,7 @@ from raygent.environments.factguard.world import (
     generate_item,
     split_of,
 )
+from raygent.platform.config import Flag, Seed
 from raygent.platform.contracts import Task
 
 _MAX_DRAWS = 10_000
@@ -31,6 +34,12 @@ def check_mix(mix: Mapping[str, float]) -> dict[str, float]:
         raise ValueError(f"mix: shares must be finite, >= 0 and not all 0, got {dict(mix)}")
     total = float(sum(mix.values()))
     return {kind: float(mix.get(kind, 0.0)) / total for kind in KINDS}
+
+
+Mix = Annotated[Mapping[str, float], AfterValidator(check_mix)]
+"""Each item kind's share (`claim`, `clip`, `kb`), >= 0 and not all 0; normalised by `check_mix`."""
+Frames = Annotated[int, Field(ge=1, le=60, strict=True)]
+"""A clip's frame count."""
 
 
 def make_task(params: dict, tools: bool = True) -> Task:
@@ -49,10 +58,10 @@ def factguard_tasks(
     split: str,
     seed: int,
     n: int,
-    mix: Mapping[str, float] | None = None,
-    frames: int = DEFAULT_FRAMES,
-    world_seed: int = 0,
-    tools: bool = True,
+    mix: Mix | None = None,
+    frames: Frames = DEFAULT_FRAMES,
+    world_seed: Seed = 0,
+    tools: Flag = True,
 ) -> list[Task]:
     """`n` FactGuard items of `split` drawn from `seed` (the trainer's task-function signature).
 

@@ -21,12 +21,11 @@ from raygent.environments.reasonaug.world import (
     describe,
     format_instruction,
 )
+from raygent.platform.config import Count, Seed, Share
 from raygent.platform.contracts import Task
 
 ENV_ID = "raygent/ReasonAug-v0"
 SPLITS = ("train", "heldout")
-TASK_KWARGS = ("world_seed", "train_ids", "views_per_id", "test_ids", "queries_per_id", "gallery_per_id", "recolour")
-
 # the heuristic writer's nuisance prior: backgrounds and lighting often, occluders rarely (a hand-written prompt
 # distribution that never learns which edits help)
 HEURISTIC_PRIOR: dict[str, tuple[float, ...]] = {
@@ -69,13 +68,13 @@ def reasonaug_tasks(
     split: str,
     seed: int,
     n: int,
-    world_seed: int = 0,
-    train_ids: int = 48,
-    views_per_id: int = 4,
-    test_ids: int = 48,
-    queries_per_id: int = 2,
-    gallery_per_id: int = 5,
-    recolour: float = DEFAULT_RECOLOUR,
+    world_seed: Seed = 0,
+    train_ids: Count = 48,
+    views_per_id: Count = 4,
+    test_ids: Count = 48,
+    queries_per_id: Count = 2,
+    gallery_per_id: Count = 5,
+    recolour: Share = DEFAULT_RECOLOUR,
 ) -> list[Task]:
     """`n` anchors drawn from `seed` (the trainer's task function): `train` anchors are the real training views,
     `heldout` anchors the test identities' views (the policy's greedy evaluation only checks its grammar there)."""

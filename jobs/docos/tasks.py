@@ -23,9 +23,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Annotated, Literal, get_args
-
-from pydantic import Field
+from typing import Literal, get_args
 
 from raygent.environments.web.doc_tools import commands_run, target_pages
 from raygent.environments.web.registry import make_task
@@ -34,12 +32,11 @@ from raygent.jobs.web_agent.demos import demonstrations, ensure_recorded
 from raygent.jobs.web_agent.observation import Grounding, with_grounding
 from raygent.jobs.web_agent.splits import HELDOUT_START
 from raygent.jobs.web_agent.tasks import heldout_seeds, template_ids
+from raygent.platform.config import Count, Share
 from raygent.platform.contracts import Task
 
 Variant = Literal["none", "tools", "oracle"]
 VARIANTS: tuple[str, ...] = get_args(Variant)
-Share = Annotated[float, Field(ge=0, le=1)]
-Count = Annotated[int, Field(ge=1, strict=True)]
 TRAIN_LAYOUTS = 8
 HELDOUT_LAYOUT = 100_000
 TRAIN_PARAM_POOL = 2

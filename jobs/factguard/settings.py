@@ -4,13 +4,11 @@ key, before Ray starts)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError, field_validator, model_validator
 
 from raygent.environments.factguard.agent import LoopSettings
-from raygent.environments.factguard.tasks import check_mix
 from raygent.environments.factguard.tools import check_budgets
 from raygent.platform.config import check_known_keys, first_error
 from raygent.platform.rl.reward import RewardSettings
@@ -20,24 +18,11 @@ from raygent.rewards.decision_aware import DecisionCosts
 LOOP = "raygent.environments.factguard.agent:FactGuardLoop"
 DECISION_AWARE = "raygent.rewards.decision_aware:DecisionAware"
 OUTCOME_ONLY = "raygent.rewards.decision_aware:OutcomeOnly"
-TASK_KWARGS = ("mix", "frames", "world_seed", "tools")
 ENV_KWARGS = ("max_turns", "budgets")
 
 
 class FactGuardEnvSettings(EnvSettings):
-    @field_validator("task_kwargs")
-    @classmethod
-    def _task_kwargs(cls, value: dict[str, Any]) -> dict[str, Any]:
-        check_known_keys("task_kwargs", value, TASK_KWARGS)
-        if "mix" in value:
-            if not isinstance(value["mix"], Mapping):
-                raise ValueError("task_kwargs.mix: expected a mapping of kind -> share, e.g. {claim: 0.4, ...}")
-            check_mix(value["mix"])
-        if "frames" in value and (not isinstance(value["frames"], int) or not 1 <= value["frames"] <= 60):
-            raise ValueError(f"task_kwargs.frames: expected an integer in 1..60, got {value['frames']!r}")
-        if "tools" in value and not isinstance(value["tools"], bool):
-            raise ValueError(f"task_kwargs.tools: expected true or false, got {value['tools']!r}")
-        return value
+    """`kwargs` checked here; `task_kwargs` by the platform, against `factguard_tasks`'s annotations."""
 
     @field_validator("kwargs")
     @classmethod

@@ -7,7 +7,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from raygent.environments.reasonaug.tasks import TASK_KWARGS
 from raygent.platform.config import check_known_keys, first_error
 from raygent.platform.rl.reward import RewardSettings
 from raygent.platform.rl.settings import AgentRunConfig, EnvSettings
@@ -21,24 +20,7 @@ Variant = Literal["closed", "nogate", "open", "random", "none"]
 
 
 class ReasonAugEnvSettings(EnvSettings):
-    @field_validator("task_kwargs")
-    @classmethod
-    def _task_kwargs(cls, value: dict[str, Any]) -> dict[str, Any]:
-        check_known_keys("task_kwargs", value, TASK_KWARGS)
-        for key in TASK_KWARGS:
-            if key == "recolour" or key not in value:
-                continue
-            if (
-                not isinstance(value[key], int)
-                or isinstance(value[key], bool)
-                or value[key] < (0 if key == "world_seed" else 1)
-            ):
-                raise ValueError(f"task_kwargs.{key}: expected a positive integer, got {value[key]!r}")
-        if "recolour" in value and not (isinstance(value["recolour"], int | float) and 0 <= value["recolour"] <= 1):
-            raise ValueError(f"task_kwargs.recolour: expected a probability in [0, 1], got {value['recolour']!r}")
-        if value.get("queries_per_id", 1) < 1 or value.get("gallery_per_id", 1) < 1:
-            raise ValueError("task_kwargs: queries_per_id and gallery_per_id must be >= 1")
-        return value
+    """`kwargs` checked here; `task_kwargs` by the platform, against `reasonaug_tasks`'s annotations."""
 
     @field_validator("kwargs")
     @classmethod

@@ -243,6 +243,8 @@ def test_evaluation_metrics() -> None:
     [
         ("env.task_kwargs.mix={claim: 1, video: 1}", "env.task_kwargs"),
         ("env.task_kwargs.tool=false", "did you mean 'tools'"),
+        ("env.task_kwargs.frames=0", "env.task_kwargs.frames: got 0"),
+        ("env.task_kwargs.tools=1", "env.task_kwargs.tools: got 1"),
         ("env.kwargs.budgets={search: 1}", "env.kwargs"),
         ("rollout.agent_kwargs.budgets={retrieve: -1}", "agent_kwargs.budgets"),
         ("reward.kwargs.false_negativ=2", "did you mean 'false_negative'"),

@@ -223,6 +223,8 @@ def test_selective_entropy_finds_the_slots_and_locks_identity_while_exploring_nu
         ("reward.num_actors=2", "num_actors"),
         ("env.task_kwargs.recolor=0.2", "task_kwargs.recolor"),
         ("env.task_kwargs.train_ids=0", "task_kwargs.train_ids"),
+        ("env.task_kwargs.recolour=1.5", "task_kwargs.recolour: got 1.5"),
+        ("env.task_kwargs.world_seed=-1", "task_kwargs.world_seed"),
         ("env.kwargs.instruction=always", "kwargs.instruction"),
         ("reasonaug.variant=gateless", "reasonaug.variant"),
         (
