@@ -39,12 +39,12 @@ from raygent.jobs.xskill.hook import XSkillHook
 from raygent.jobs.xskill.loop import LoopSettings
 from raygent.jobs.xskill.memory import MemoryBank, MemorySettings
 from raygent.jobs.xskill.summarize import LMSummarizer, OpenAIChat, PolicyChat, ProgrammaticSummarizer, Summarizer
-from raygent.jobs.xskill.tasks import check_modes, check_templates, tokenizer_text, xskill_tasks
+from raygent.jobs.xskill.tasks import tokenizer_text, xskill_tasks
 from raygent.platform.config import JobConfig, first_error
 from raygent.platform.contracts import Task
 from raygent.platform.rl.initial import agent_sections, initial_model
 from raygent.platform.rl.report import write_report
-from raygent.platform.rl.settings import AgentRunConfig, EnvSettings, RolloutSettings, SFTSettings
+from raygent.platform.rl.settings import AgentRunConfig, RolloutSettings
 from raygent.platform.rl.tasks import heldout_seed
 from raygent.platform.rl.trainer import AgentTrainer
 
@@ -53,22 +53,6 @@ VARIANTS = ("none", "experiences", "skills")
 """Extra evaluation sets; the main held-out set is `both` (the loop's default mode)."""
 MIN_GAIN = 0.02
 RESULTS_FILE = "xskill.json"
-TASK_KWARGS = ("templates", "difficulty", "modes")
-
-
-def _check_task_kwargs(where: str, value: dict[str, Any]) -> None:
-    for key in value:
-        if key not in TASK_KWARGS:
-            raise ValueError(f"{where}.{key}: unknown key; expected one of: {', '.join(TASK_KWARGS)}")
-    try:
-        check_templates(value.get("templates"))
-        check_modes(value.get("modes"))
-    except ValueError as exc:
-        raise ValueError(f"{where}.{exc}") from None
-    if value.get("difficulty", 1) not in (0, 1, 2):
-        raise ValueError(f"{where}.difficulty: expected 0, 1 or 2, got {value['difficulty']!r}")
-
-
 class LMSettings(BaseModel):
     """The LM summarizer's model: `endpoint: policy` prompts the run's own policy engine; a URL is any
     OpenAI-compatible server (`/chat/completions` under it) serving `model`."""
@@ -131,12 +115,6 @@ class XSkillRolloutSettings(RolloutSettings):
 class XSkillRunConfig(AgentRunConfig):
     rollout: XSkillRolloutSettings = XSkillRolloutSettings()
     xskill: XSkillSettings = XSkillSettings()
-
-    @field_validator("env", "sft")
-    @classmethod
-    def _task_kwargs(cls, value: EnvSettings | SFTSettings) -> EnvSettings | SFTSettings:
-        _check_task_kwargs("task_kwargs", value.task_kwargs)
-        return value
 
     @model_validator(mode="after")
     def _novel_not_in_sft(self) -> XSkillRunConfig:

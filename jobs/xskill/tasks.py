@@ -17,8 +17,10 @@ from __future__ import annotations
 import zlib
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from typing import Annotated
 
 import numpy as np
+from pydantic import AfterValidator, Field
 
 from raygent.environments.toolcalc import ToolCalcEnv, demonstrate, make_task
 from raygent.environments.toolcalc.tasks import DIFFICULTY_RANGES, TEMPLATES, split_of
@@ -48,13 +50,21 @@ def check_modes(modes: Mapping[str, float] | None) -> dict[str, float]:
     return {str(k): float(v) for k, v in modes.items()}
 
 
+Templates = Annotated[Sequence[str], AfterValidator(check_templates)]
+"""Some of ToolCalc's templates (not empty)."""
+Difficulty = Annotated[int, Field(ge=0, le=2, strict=True)]
+"""One of ToolCalc's operand ranges (`DIFFICULTY_RANGES`: 0, 1, 2)."""
+Modes = Annotated[Mapping[str, float], AfterValidator(check_modes)]
+"""Each memory mode's share of the tasks (`none`, `experiences`, `skills`, `both`), >= 0 with a sum > 0."""
+
+
 def xskill_tasks(
     split: str,
     seed: int,
     n: int,
-    templates: Sequence[str] | None = None,
-    difficulty: int = 1,
-    modes: Mapping[str, float] | None = None,
+    templates: Templates | None = None,
+    difficulty: Difficulty = 1,
+    modes: Modes | None = None,
 ) -> list[Task]:
     """`n` ToolCalc tasks of `split` drawn from `seed` over `templates` (module docstring)."""
     chosen = check_templates(templates)

@@ -31,6 +31,7 @@ from raygent.jobs.xskill.summarize import (
     strip_context,
 )
 from raygent.jobs.xskill.tasks import _episode, memory_demonstrations, xskill_tasks
+from raygent.platform.config import ConfigError, load_config
 from raygent.platform.rl.agent_loop import LoopContext
 from raygent.policies.prompts import PromptFormat
 
@@ -246,3 +247,17 @@ def test_lm_summarizer_prompts_the_in_tree_engine(tmp_path: Path) -> None:
     ops = summarizer.summarize([Group(task.instruction, [win, _episode(env, task, ["answer(20)"])])], {})
     assert summarizer.stats["lm_calls"] == 1 and summarizer.stats["lm_failures"] == 0
     assert [op.target for op in ops if op.kind != "lm"] == ["skill"]
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        ("env.task_kwargs.templates=[nope]", "env.task_kwargs.templates: got ['nope']; unknown ['nope']"),
+        ("env.task_kwargs.difficulty=3", "env.task_kwargs.difficulty: got 3"),
+        ("sft.task_kwargs.modes={maybe: 1}", "sft.task_kwargs.modes"),
+        ("sft.task_kwargs.template=[compare]", "did you mean 'templates'"),
+    ],
+)
+def test_a_bad_xskill_task_kwarg_names_the_key(override: str, key: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(key)):
+        load_config("xskill", [override])
