@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from raygent.environments.web.doc_tools import OPEN_TOOL, SEARCH_TOOL, DocCall, DocSession, open_call, search_call
-from raygent.jobs.docos.loop import EMPTY, UNAVAILABLE, last_action, oracle_context, render
+from raygent.jobs.docos.loop import EMPTY, UNAVAILABLE, oracle_context, render
 from raygent.jobs.web_agent.demos import demonstrations
 from raygent.jobs.web_agent.observation import grounded
 from raygent.platform.contracts import Task
@@ -40,28 +40,21 @@ def doc_turns(task: Task, expert: Turns, hits: int = DEFAULT_HITS) -> Turns:
     expert = grounded(task, expert)
     docs = str(task.params.get("docs", "tools"))
     ui_seed = int(task.params.get("ui_seed", 0))
-    if docs in ("none", "oracle"):
-        context = UNAVAILABLE if docs == "none" else oracle_context(ui_seed, list(task.params.get("doc_targets", [])))
-        return _with_last(task, [(context, screen, action) for screen, action in expert])
+    if docs == "none":
+        return [(render(UNAVAILABLE, screen), action) for screen, action in expert]
+    if docs == "oracle":
+        context = oracle_context(ui_seed, list(task.params.get("doc_targets", [])))
+        return [(render(context, screen), action) for screen, action in expert]
     session = DocSession(seed=ui_seed, app=task.params.get("app"), hits=hits)
     first = expert[0][0]
     query = query_of(task)
+    turns = [(render(EMPTY, first), search_call(query))]
     found = session.call(DocCall(SEARCH_TOOL, query))
     targets = set(task.params.get("doc_targets", []))
     rank = next((n for n, hit in enumerate(session.last_hits, 1) if hit.path in targets), 1)
+    turns.append((render(found, first), open_call(rank)))
     page = session.call(DocCall(OPEN_TOOL, str(rank)))
-    lookups = [(EMPTY, first, search_call(query)), (found, first, open_call(rank))]
-    return _with_last(task, lookups + [(page, screen, action) for screen, action in expert])
-
-
-def _with_last(task: Task, steps: Sequence[tuple[str, str, str]]) -> Turns:
-    """(docs block, screen, action) steps as (observation, action) turns, each observation with the `Last action:`
-    line the loop shows at that point (the previous step's action; the expert's actions raise no error)."""
-    previous = [None, *(action for _, _, action in steps[:-1])]
-    return [
-        (render(context, screen, last_action(task, before)), action)
-        for (context, screen, action), before in zip(steps, previous, strict=True)
-    ]
+    return turns + [(render(page, screen), action) for screen, action in expert]
 
 
 def docos_demonstrations(tasks: Sequence[Task]) -> list[Turns]:

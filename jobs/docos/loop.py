@@ -4,11 +4,8 @@
       agent: raygent.jobs.docos.loop:DocLoop
       agent_kwargs: {hits: 3, tool_budget: 4, timeout_s: 2.0}
 
-The prompt's observation is `render(context, screen, last)`: a `Docs:` block (what the agent last read) above the
-app's compact screen; with `params["last_action"]` (`env.task_kwargs.last_action: true`) a `Last action:` line
-between them says what the agent did last (a tool call or an app action, with the app's error if it raised one),
-so an agent whose prompt keeps no history can tell that it already opened the menu a page tells it to open.
-The task's `params["docs"]` picks the variant:
+The prompt's observation is `render(context, screen)`: a `Docs:` block (what the agent last read) above the app's
+compact screen. The task's `params["docs"]` picks the variant:
 
 - `tools`: the completion `search_docs("words")` or `open_doc(n)` is answered by a `DocSession` over the task's UI
   seed (BM25 from `rank_bm25`, the seed's pages of the task's app) and returned as a `ToolResult`: a trained step,
@@ -72,21 +69,9 @@ class DocLoopSettings(BaseModel):
     `hybrid_index` (default: WordLlama)."""
 
 
-def render(context: str, screen: str, last: str | None = None) -> str:
-    """The observation text the policy reads: the docs block, then (when the task shows it) the last action, then
-    the app's screen."""
-    line = f"Last action: {last}\n" if last is not None else ""
-    return f"Docs: {context}\n{line}Screen:\n{screen}"
-
-
-def last_action(task: Task, action: str | None, error: str | None = None) -> str | None:
-    """The `Last action:` line's text for `task` (None: the task does not show it, `params["last_action"]`):
-    `none` before the first action, else the action as the agent wrote it and the environment's error, if any."""
-    if not task.params.get("last_action"):
-        return None
-    if action is None:
-        return "none"
-    return f"{action.strip()} (error: {error[:200]})" if error else action.strip()
+def render(context: str, screen: str) -> str:
+    """The observation text the policy reads: the docs block, then the app's screen."""
+    return f"Docs: {context}\nScreen:\n{screen}"
 
 
 def oracle_context(ui_seed: int, targets: Sequence[str]) -> str:
@@ -128,7 +113,6 @@ class DocLoop(ChatLoop):
         self.visited: list[str] = []
         self.history: list[Turn] = []
         self._last_action = ""
-        self.last = last_action(task, None)
         self.current = self._observe(observation)
 
     def _observe(self, raw: Any) -> Observation:
@@ -150,8 +134,7 @@ class DocLoop(ChatLoop):
             "doc_failures": self.session.failures,
             "doc_calls": self.calls,
         }
-        text = render(self.docs, self.screen, self.last)
-        return Observation(text=text, url=url, last_action_error=error, info=info)
+        return Observation(text=render(self.docs, self.screen), url=url, last_action_error=error, info=info)
 
     def act(self, text: str) -> EnvAction | ToolResult:
         call = parse_doc_call(text)
@@ -166,7 +149,6 @@ class DocLoop(ChatLoop):
             result = self.session.call(call)
             self.docs = result
         self.history.append(Turn(observation=self.current.text, action=text))
-        self.last = last_action(self.task, text)
         self.current = self._observation(self.current.url)
         return ToolResult(call.name, result)
 
@@ -174,8 +156,6 @@ class DocLoop(ChatLoop):
         self.history.append(Turn(observation=self.current.text, action=self._last_action))
         for url in info.get("visited_urls", []) or []:
             self.visited = list(dict.fromkeys([*self.visited, *visited_docs([url])]))
-        error = observation.get("last_action_error") if isinstance(observation, dict) else None
-        self.last = last_action(self.task, self._last_action, error if isinstance(error, str) else None)
         self.current = self._observe(observation)
 
 

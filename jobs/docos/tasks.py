@@ -14,10 +14,8 @@ demonstration records once) and the default (0) with probability
 a share `none_share` of tasks are `none` on the default layout: the agent's knowledge of the app as it ships, which
 the `none` variant measures.
 
-`last_action: true` marks every task to show the agent its last action (`loop.render`'s `Last action:` line, in
-the loop and in the demonstrations alike). `grounding: label` goes into every task's params: its demonstration
-clicks by name (`click_label`, written by `web_agent.observation.grounded`) instead of by id; the environment takes
-both forms from any agent.
+`grounding: label` goes into every task's params: its demonstration clicks by name (`click_label`, written by
+`web_agent.observation.grounded`) instead of by id; the environment takes both forms from any agent.
 """
 
 from __future__ import annotations
@@ -34,7 +32,7 @@ from raygent.jobs.web_agent.demos import demonstrations, ensure_recorded
 from raygent.jobs.web_agent.observation import Grounding, with_grounding
 from raygent.jobs.web_agent.splits import HELDOUT_START
 from raygent.jobs.web_agent.tasks import heldout_seeds, template_ids
-from raygent.platform.config import Count, Flag, Share
+from raygent.platform.config import Count, Share
 from raygent.platform.contracts import Task
 
 Variant = Literal["none", "tools", "oracle"]
@@ -96,7 +94,6 @@ def docos_tasks(
     pool: Count = TRAIN_PARAM_POOL,
     layouts: Count = TRAIN_LAYOUTS,
     grounding: Grounding = "id",
-    last_action: Flag = False,
 ) -> list[Task]:
     """`n` tasks of `split` (`train`, `heldout`: unseen layouts, `default`: layout 0) from `seed`, tagged `docs`
     (in `train`, `none_share` of them `none` on the default layout instead; see the module docstring)."""
@@ -114,7 +111,7 @@ def docos_tasks(
             else:
                 layout = 0 if rng.random() < default_share else rng.randint(1, layouts)
             chosen.append((make_task(f"{tid}/{param_seed}", ui_seed=layout).to_platform(), variant))
-        return _tagged(chosen, grounding, last_action)
+        return _tagged(chosen, grounding)
     if split not in ("heldout", "default"):
         raise ValueError(f"split must be 'train', 'heldout' or 'default', got {split!r}")
     per_template = -(-n // len(ids))
@@ -124,12 +121,9 @@ def docos_tasks(
         tid = ids[i % len(ids)]
         layout = 0 if split == "default" else HELDOUT_LAYOUT + rng.randrange(HELDOUT_LAYOUT)
         chosen.append((make_task(f"{tid}/{seeds[tid][i // len(ids)]}", ui_seed=layout).to_platform(), docs))
-    return _tagged(chosen, grounding, last_action)
+    return _tagged(chosen, grounding)
 
 
-def _tagged(chosen: list[tuple[Task, str]], grounding: Grounding, last_action: bool) -> list[Task]:
+def _tagged(chosen: list[tuple[Task, str]], grounding: Grounding) -> list[Task]:
     prefetch_commands([(f"{t.params['app']}/{t.params['template']}", int(t.params["seed"])) for t, _ in chosen])
-    tasks = with_grounding([with_docs(task, docs) for task, docs in chosen], grounding)
-    if last_action:
-        tasks = [task.model_copy(update={"params": {**task.params, "last_action": True}}) for task in tasks]
-    return tasks
+    return with_grounding([with_docs(task, docs) for task, docs in chosen], grounding)

@@ -117,16 +117,11 @@ def test_backend_kwargs_reach_the_backend_factory() -> None:
     assert config.rollout.agent_kwargs["backend_kwargs"] == {"embedder": "/models/bge"}
 
 
-@pytest.mark.parametrize("shown", [False, True], ids=["no_last_action", "last_action"])
-def test_a_demonstration_shows_exactly_the_prompts_the_loop_builds(shown: bool) -> None:
+def test_a_demonstration_shows_exactly_the_prompts_the_loop_builds() -> None:
     seed = _layout()
     closed, opened = _screens(seed)
     task = _task("tools", seed)
-    task = task.model_copy(update={"params": {**task.params, "last_action": shown}})
     turns = doc_turns(task, [(closed, "click(2)"), (opened, "click(10)")])
-    lasts = [re.findall(r"^Last action: (.*)$", observation, re.M) for observation, _ in turns]
-    actions = [a for _, a in turns]
-    assert lasts == ([["none"], *[[a] for a in actions[:-1]]] if shown else [[]] * len(turns))
     assert [a for _, a in turns][:1] == [search_call(task.instruction)] and turns[1][1].startswith("open_doc(")
     loop = _loop(task, closed)
     screens = iter([opened])
@@ -137,18 +132,6 @@ def test_a_demonstration_shows_exactly_the_prompts_the_loop_builds(shown: bool) 
     assert loop.session.opened == [command_path(APP, CMD)]
     none = doc_turns(_task("none", 0), [(closed, "click(2)")])
     assert none == [(render(UNAVAILABLE, closed), "click(2)")]
-
-
-def test_the_last_action_line_carries_the_apps_error() -> None:
-    closed, _ = _screens(0)
-    task = _task("none", 0)
-    loop = _loop(task.model_copy(update={"params": {**task.params, "last_action": True}}), closed)
-    assert "\nLast action: none\n" in loop.current.text
-    loop.act('click_label("Speed")')
-    loop.observe({"text": closed, "last_action_error": "no element named 'Speed'"}, 0.0, {})
-    assert "\nLast action: click_label(\"Speed\") (error: no element named 'Speed')\nScreen:\n" in loop.current.text
-    loop.act(search_call("speed"))
-    assert '\nLast action: search_docs("speed")\n' in loop.current.text
 
 
 def test_label_grounding_writes_the_clicks_by_the_names_the_page_prints() -> None:
