@@ -426,6 +426,8 @@ class PolicyService:
 
     def act(self, request: ActRequest) -> ActResponse:
         history = [Turn(observation=turn.observation, action=turn.action) for turn in request.history]
+        if history and request.observation.last_action_error:  # the error of the last turn's action
+            history[-1] = history[-1].model_copy(update={"error": request.observation.last_action_error})
         messages = self.prompt_format.messages(request.task.instruction, request.observation.text, history)
         prompt = self._encode(messages)
         budget = self._fit(prompt, request.max_new_tokens, self.sampling.max_new_tokens, "max_new_tokens")

@@ -36,6 +36,8 @@ DEFAULT_SYSTEM = (
     "exactly one action."
 )
 PLAIN_TEMPLATE = "### {role}\n{content}\n\n"
+ERROR_CHARS = 200
+"""How much of an environment's error a `Last action:` line quotes."""
 """One message of the plain format (role capitalised); the generation prompt is `### Assistant\\n`."""
 
 
@@ -55,6 +57,8 @@ class Turn(BaseModel):
 
     observation: str
     action: str
+    error: str = ""
+    """The environment's error for `action` ("" when it raised none), shown by `PromptFormat.last_action`."""
 
 
 class PromptFormat(BaseModel):
@@ -65,6 +69,10 @@ class PromptFormat(BaseModel):
     current observation, right before the answer. `last` keeps the instruction at the same distance from the
     answer whatever the observation's length; a small model trained from scratch conditioned on a `first`
     instruction poorly when screens of one app differed in length (another playlist).
+
+    `last_action` puts a `Last action: <action>` line (with ` (error: <the environment's error>)` when it raised
+    one; `none` on the first turn) above the current observation, whatever `max_history` keeps: an agent whose
+    prompt holds only the current screen can then tell that it already opened the menu it is looking at.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -75,6 +83,7 @@ class PromptFormat(BaseModel):
     actions_header: str = "Actions:"
     max_history: int | None = Field(default=None, ge=0)
     task_position: Literal["first", "last"] = "first"
+    last_action: bool = False
 
     def system_text(self, grammar: ActionGrammar | None = None) -> str:
         """The system message: `system`, then the grammar's actions when given."""
@@ -97,6 +106,8 @@ class PromptFormat(BaseModel):
         last = len(observations) - 1
         for index, text in enumerate(observations):
             content = f"{self.observation_prefix}{text}"
+            if index == last and self.last_action:
+                content = f"{last_action_line(history[-1] if history else None)}\n{content}"
             if index == 0 and self.task_position == "first":
                 content = f"{task}\n\n{content}"
             if index == last and self.task_position == "last":
@@ -105,6 +116,14 @@ class PromptFormat(BaseModel):
             if index < len(kept):
                 messages.append(ChatMessage(role="assistant", content=kept[index].action))
         return messages
+
+
+def last_action_line(turn: Turn | None) -> str:
+    """`Last action: …` for the turn before the current observation (`PromptFormat.last_action`)."""
+    if turn is None:
+        return "Last action: none"
+    error = f" (error: {turn.error[:ERROR_CHARS]})" if turn.error else ""
+    return f"Last action: {turn.action.strip()}{error}"
 
 
 def has_chat_template(tokenizer: PreTrainedTokenizerBase) -> bool:

@@ -153,10 +153,12 @@ class DocLoop(ChatLoop):
         return ToolResult(call.name, result)
 
     def observe(self, observation: Any, reward: float, info: dict[str, Any]) -> None:
-        self.history.append(Turn(observation=self.current.text, action=self._last_action))
         for url in info.get("visited_urls", []) or []:
             self.visited = list(dict.fromkeys([*self.visited, *visited_docs([url])]))
-        self.current = self._observe(observation)
+        new = self._observe(observation)
+        error = new.last_action_error or ""
+        self.history.append(Turn(observation=self.current.text, action=self._last_action, error=error))
+        self.current = new
 
 
 def page_context(ui_seed: int, path: str) -> str:

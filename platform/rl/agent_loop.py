@@ -124,5 +124,7 @@ class ChatLoop:
         return EnvAction(text)
 
     def observe(self, observation: Any, reward: float, info: dict[str, Any]) -> None:
-        self.history.append(Turn(observation=self.current.text, action=self._last_action))
-        self.current = to_observation(observation)
+        new = to_observation(observation)
+        error = new.last_action_error or ""
+        self.history.append(Turn(observation=self.current.text, action=self._last_action, error=error))
+        self.current = new

@@ -21,7 +21,7 @@ from raygent.jobs.docos.recipe import write_html
 from raygent.platform.config import ConfigError, load_config
 from raygent.platform.contracts import Observation, Step, Task, Trajectory
 from raygent.platform.rl.agent_loop import EnvAction, LoopContext, ToolResult
-from raygent.policies.prompts import PromptFormat
+from raygent.policies.prompts import PromptFormat, Turn
 
 APP, CMD = "media_player", "speed"
 
@@ -132,6 +132,28 @@ def test_a_demonstration_shows_exactly_the_prompts_the_loop_builds() -> None:
     assert loop.session.opened == [command_path(APP, CMD)]
     none = doc_turns(_task("none", 0), [(closed, "click(2)")])
     assert none == [(render(UNAVAILABLE, closed), "click(2)")]
+
+
+def test_with_the_last_action_line_the_demonstrations_prompts_are_still_the_loops() -> None:
+    """`policy.prompt.last_action`: SFT builds each prompt from the demonstration's earlier turns
+    (`samples_from_demonstration`), the loop from its history; both show the same `Last action:` line, tool calls
+    included, and the loop's line carries the app's error."""
+    seed = _layout()
+    closed, opened = _screens(seed)
+    task = _task("tools", seed)
+    fmt = PromptFormat(max_history=0, task_position="last", last_action=True)
+    turns = doc_turns(task, [(closed, "click(2)"), (opened, "click(10)")])
+    context = LoopContext(tokenizer=None, prompt_format=fmt, kwargs={})
+    loop = DocLoop(task, {"text": closed, "url": "http://127.0.0.1:1/media_player/index.html"}, context)
+    seen: list[Turn] = []
+    for observation, action in turns:
+        assert loop.messages() == fmt.messages(task.instruction, observation, seen)
+        if isinstance(loop.act(action), EnvAction):
+            loop.observe({"text": opened}, 0.0, {})
+        seen.append(Turn(observation=observation, action=action))
+    loop.act('click_label("Nope")')
+    loop.observe({"text": opened, "last_action_error": "no element named 'Nope'"}, 0.0, {})
+    assert loop.messages()[-1].content.startswith("Last action: click_label(\"Nope\") (error: no element named 'Nope')")
 
 
 def test_label_grounding_writes_the_clicks_by_the_names_the_page_prints() -> None:

@@ -200,6 +200,19 @@ def test_prompt_messages_follow_the_episode() -> None:
     )
 
 
+def test_the_last_action_line_names_the_trimmed_turns_action_and_its_error() -> None:
+    shown = PromptFormat(max_history=0, task_position="last", last_action=True)
+    assert shown.messages("mute", "screen 1")[1].content == "Last action: none\nObservation:\nscreen 1\n\nTask: mute"
+    history = [Turn(observation="screen 1", action=' click_label("Audio")')]
+    assert shown.messages("mute", "screen 2", history)[1].content.startswith(
+        'Last action: click_label("Audio")\nObservation:\nscreen 2'
+    )
+    failed = [Turn(observation="screen 1", action='click_label("Sound")', error="no element named 'Sound'" + "!" * 300)]
+    line = shown.messages("mute", "screen 1", failed)[1].content.splitlines()[0]
+    assert line == f"Last action: click_label(\"Sound\") (error: no element named 'Sound'{'!' * 176})"
+    assert "Last action" not in PromptFormat(max_history=0).messages("mute", "screen 2", failed)[1].content
+
+
 def test_prompt_uses_the_chat_template(tokenizer: PreTrainedTokenizerBase) -> None:
     messages = [ChatMessage(role="system", content="be brief"), ChatMessage(role="user", content="hi")]
     assert has_chat_template(tokenizer)
