@@ -26,6 +26,7 @@ from raygent.platform.contracts import Task
 
 ENV_ID = "raygent/ReasonAug-v0"
 SPLITS = ("train", "heldout")
+
 # the heuristic writer's nuisance prior: backgrounds and lighting often, occluders rarely (a hand-written prompt
 # distribution that never learns which edits help)
 HEURISTIC_PRIOR: dict[str, tuple[float, ...]] = {

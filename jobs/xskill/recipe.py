@@ -53,6 +53,8 @@ VARIANTS = ("none", "experiences", "skills")
 """Extra evaluation sets; the main held-out set is `both` (the loop's default mode)."""
 MIN_GAIN = 0.02
 RESULTS_FILE = "xskill.json"
+
+
 class LMSettings(BaseModel):
     """The LM summarizer's model: `endpoint: policy` prompts the run's own policy engine; a URL is any
     OpenAI-compatible server (`/chat/completions` under it) serving `model`."""
