@@ -46,10 +46,11 @@ from rank_bm25 import BM25Okapi
 from raygent.environments.web.docs.pages import Page, commands_of, site
 from raygent.environments.web.docs.search import TITLE_WEIGHT, terms
 from raygent.environments.web.docs.urls import INDEX, PREFIX, command_path, visited_docs
-from raygent.environments.web.grammar import WEB_GRAMMAR, ClickLabel
+from raygent.environments.web.grammar import WEB_GRAMMAR, ClickLabel, DoubleClickElement, RightClickElement
 from raygent.environments.web.observe import find_label, parse
 from raygent.environments.web.task import Solver
 from raygent.environments.web.ui import UISpec, randomize
+from raygent.policies.actions import ClickAction
 from raygent.policies.embeddings import WORDLLAMA, make_embedder
 
 SEARCH_TOOL, OPEN_TOOL = "search_docs", "open_doc"
@@ -331,11 +332,10 @@ def _clicked(observation: str, action: str) -> tuple[str, str] | None:
             ident = find_label(observation, parsed.label)
         except LookupError:
             return None
+    elif isinstance(parsed, ClickAction | DoubleClickElement | RightClickElement):
+        ident = parsed.element
     else:
-        match = re.match(r"^\s*(click|left_double|right_single)\((\d+)\)\s*$", action)
-        if match is None:
-            return None
-        ident = int(match[2])
+        return None
     for element in parse(observation):
         if element.id == ident:
             return element.role, element.name
