@@ -11,8 +11,8 @@ layout; GRPO raises TCR and TUI) with how many seeds each holds on, and the sear
 gap over the tools agent's failures). Last line: `key=value` means.
 
 `--smollm2` trains the pretrained SmolLM2-135M-Instruct preset instead of the tiny one (`SMOLLM2_OVERRIDES`: a short
-fine-tuning SFT and two GRPO steps, 28 minutes a seed on 2 cores; demonstrations that click by name): an agent that
-can copy a label it read.
+fine-tuning SFT and two GRPO steps, 28 minutes a seed on 2 cores; demonstrations that click by name, a prompt that
+shows the last action): an agent that can copy a label it read.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ SMOLLM2_OVERRIDES = [
     "trainer.steps=2",
     # clicks by name: the agent copies the label a page prints (`click_label`); with ids it could not ground it
     "env.task_kwargs.grounding=label",
+    # a prompt with no history shows its last action: without it the agent re-clicked the menu it had just opened
+    "policy.prompt.last_action=true",
 ]
 """`raygent run docos` overrides of the SmolLM2 preset (`--smollm2`)."""
 KEYS = [(variant, layout) for layout in ("random", "default") for variant in ("none", "tools", "oracle", "reader")]
