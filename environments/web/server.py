@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import mimetypes
+import sys
 import threading
 from collections.abc import Callable
 from http import HTTPStatus
@@ -141,6 +142,13 @@ class AppServer(ThreadingHTTPServer):
 
             mount(self)
             self.sites.add("/docs/")
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up mid-reply (a browser killed by its watchdog) is routine: not worth a traceback on
+        stderr. Anything else is printed as `socketserver` does."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
     @property
     def port(self) -> int:

@@ -117,6 +117,20 @@ def _get(url: str) -> tuple[int, bytes]:
         return error.code, b""
 
 
+def test_a_client_hanging_up_mid_reply_prints_no_traceback(capsys: pytest.CaptureFixture[str]) -> None:
+    server = shared_server()
+    try:
+        raise BrokenPipeError(32, "Broken pipe")
+    except BrokenPipeError:
+        server.handle_error(None, ("127.0.0.1", 1))
+    assert capsys.readouterr().err == ""
+    try:
+        raise ValueError("a real bug")
+    except ValueError:
+        server.handle_error(None, ("127.0.0.1", 1))
+    assert "ValueError: a real bug" in capsys.readouterr().err
+
+
 def test_server_renders_ui_json_and_hides_python() -> None:
     origin = shared_server().origin
     status, body = _get(f"{origin}/media_player/ui.json?seed=0")
