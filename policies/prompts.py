@@ -36,9 +36,9 @@ DEFAULT_SYSTEM = (
     "exactly one action."
 )
 PLAIN_TEMPLATE = "### {role}\n{content}\n\n"
+"""One message of the plain format (role capitalised); the generation prompt is `### Assistant\\n`."""
 ERROR_CHARS = 200
 """How much of an environment's error a `Last action:` line quotes."""
-"""One message of the plain format (role capitalised); the generation prompt is `### Assistant\\n`."""
 
 
 class ChatMessage(BaseModel):

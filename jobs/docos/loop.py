@@ -155,10 +155,7 @@ class DocLoop(ChatLoop):
     def observe(self, observation: Any, reward: float, info: dict[str, Any]) -> None:
         for url in info.get("visited_urls", []) or []:
             self.visited = list(dict.fromkeys([*self.visited, *visited_docs([url])]))
-        new = self._observe(observation)
-        error = new.last_action_error or ""
-        self.history.append(Turn(observation=self.current.text, action=self._last_action, error=error))
-        self.current = new
+        self.advance(self._observe(observation))
 
 
 def page_context(ui_seed: int, path: str) -> str:

@@ -124,7 +124,11 @@ class ChatLoop:
         return EnvAction(text)
 
     def observe(self, observation: Any, reward: float, info: dict[str, Any]) -> None:
-        new = to_observation(observation)
+        self.advance(to_observation(observation))
+
+    def advance(self, new: Observation) -> None:
+        """Record the turn just played, with the environment's error for its action (`new.last_action_error`),
+        and make `new` the current observation (for loops that build their own `Observation`)."""
         error = new.last_action_error or ""
         self.history.append(Turn(observation=self.current.text, action=self._last_action, error=error))
         self.current = new
