@@ -1,10 +1,12 @@
 """The RL core's proof: `raygent run grpo_toy` for several seeds; held-out success of the SFT model and after GRPO.
 
-    python bench/grpo_toy.py [--seeds 0 1 2] [--zero-shot] [--smollm2] [overrides ...]
+    python bench/grpo_toy.py [--seeds 0 1 2] [--keep DIR] [--zero-shot] [--smollm2] [overrides ...]
 
 Each seed is one `raygent run grpo_toy trainer.seed=S` on the embedded cluster (a fresh process, as a user runs
-it). Last line: `sft_success=… grpo_success=… gain=… minutes=…` — means over seeds; `minutes` is the mean wall
-time of one run (the issue's limit: 10 minutes on 2 cores; claim: gain ≥ 0.15). `gain_sd` is the standard
+it). Per seed it prints held-out success before and after GRPO, then per template (`a+b 0/16 → 5/16, ...`, from
+the run's first and last evaluation in `metrics.jsonl`: the overall number hides which skills GRPO moved). Last
+line: `sft_success=… grpo_success=… gain=… minutes=…` — means over seeds; `minutes` is the mean wall time of one
+run (the issue's limit: 10 minutes on 2 cores; claim: gain ≥ 0.15). `gain_sd` is the standard
 deviation of the per-seed gains (0 with one seed).
 
 `--smollm2` runs the job on the pretrained SmolLM2-135M-Instruct preset with `SMOLLM2_OVERRIDES` (a smaller batch,
@@ -16,7 +18,9 @@ the initial model of each seed without training (`sft.steps=0 trainer.steps=0`, 
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
+from collections import defaultdict
 from pathlib import Path
 from statistics import mean, pstdev
 
@@ -44,27 +48,44 @@ def run_once(seed: int, overrides: list[str], run_dir: Path) -> tuple[dict, floa
     return run_job("grpo_toy", [f"trainer.seed={seed}", *overrides], run_dir)
 
 
+def per_template(run_dir: Path) -> str:
+    """`template before/n → after/n` for each ToolCalc template, from the first and last held-out evaluation."""
+    evals = [r for r in map(json.loads, (run_dir / "metrics.jsonl").read_text().splitlines()) if "eval/outcomes" in r]
+    if not evals:
+        return ""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for index, record in ((0, evals[0]), (1, evals[-1])):
+        for task_id, success in record["eval/outcomes"].items():
+            template = task_id.split(":")[1]  # toolcalc:<template>:<operands>
+            counts[template][index] += int(success)
+            counts[template][2] += index == 0
+    return ", ".join(f"{name} {b}/{n} → {a}/{n}" for name, (b, a, n) in sorted(counts.items()))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--keep", type=Path, default=None, help="keep the run directories here")
     parser.add_argument("--zero-shot", action="store_true", help="also evaluate each seed's untrained model")
     parser.add_argument("--smollm2", action="store_true", help="the SmolLM2-135M-Instruct preset (SMOLLM2_OVERRIDES)")
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. trainer.steps=40")
     args = parse_args(parser)
     overrides = [*(SMOLLM2_OVERRIDES if args.smollm2 else []), *args.overrides]
     zero, before, after, minutes = [], [], [], []
-    with tempfile.TemporaryDirectory() as root:
+    with tempfile.TemporaryDirectory() as scratch:
+        root = args.keep or Path(scratch)
         for seed in args.seeds:
             if args.zero_shot:
                 untrained = [*overrides, "sft.steps=0", "trainer.steps=0"]
-                summary, _ = run_once(seed, untrained, Path(root) / f"zero{seed}")
+                summary, _ = run_once(seed, untrained, root / f"zero{seed}")
                 zero.append(summary["before_success"])
                 print(f"seed {seed}: zero-shot {zero[-1]:.3f}", flush=True)
-            summary, wall = run_once(seed, overrides, Path(root) / f"seed{seed}")
+            summary, wall = run_once(seed, overrides, root / f"seed{seed}")
             minutes.append(wall)
             before.append(summary["before_success"])
             after.append(summary["after_success"])
             print(f"seed {seed}: sft {before[-1]:.3f} grpo {after[-1]:.3f} in {minutes[-1]:.1f} min", flush=True)
+            print(f"seed {seed} templates: {per_template(root / f'seed{seed}')}", flush=True)
     gains = [b - a for a, b in zip(before, after, strict=True)]
     line = f"zero_shot_success={mean(zero):.3f} " if zero else ""
     print(
