@@ -200,6 +200,29 @@ def test_score_reads_tcr_and_both_tui_halves_from_the_episode() -> None:
     assert (lost.found, lost.followed) == (False, 0.0)
 
 
+def test_a_tool_cost_judge_ranks_a_success_with_fewer_lookups_higher() -> None:
+    from raygent.platform.rl.reward import apply_judgement
+    from raygent.rewards.tool_cost import ToolCost
+
+    seed = _layout()
+    task = _task("tools", seed)
+    info = {"screen": "x", "doc_opened": "", "doc_searches": 0, "doc_failures": 0, "doc_calls": 0}
+
+    def episode(lookups: int, success: bool) -> Trajectory:
+        steps = [_step("x", search_call("speed"), info, tool=True) for _ in range(lookups)]
+        steps.append(_step("x", "click(2)", info).model_copy(update={"reward": float(success)}))
+        return Trajectory(task=task, steps=steps, success=success, group_id="g")
+
+    judge = ToolCost(cost=0.1, free=2)
+    group = [episode(2, True), episode(4, True), episode(5, False)]
+    judged = [apply_judgement(t, j, "add") for t, j in zip(group, judge.judge(group), strict=True)]
+    assert [round(t.reward, 3) for t in judged] == [1.0, 0.8, -0.3]
+    assert [t.success for t in judged] == [True, True, False]  # the environment's verdict stands
+    assert judged[1].judgement is not None and judged[1].judgement.info == {"tool_calls": 4}
+    with pytest.raises(ValueError, match="cost"):
+        ToolCost(cost=-1)
+
+
 def _scores(variant: str, layout: str, successes: list[bool], found: bool = True) -> list[EpisodeScore]:
     return [
         EpisodeScore(f"t{i}", APP, "set_speed", variant, layout, s, found, 1.0 * s) for i, s in enumerate(successes)

@@ -1,0 +1,42 @@
+"""`ToolCost`: a cost on agent-side tool calls past a free allowance, added to the environment's reward.
+
+    reward: {entry: raygent.rewards.tool_cost:ToolCost, kwargs: {cost: 0.1, free: 2}, mode: add}
+
+    score = −cost · max(0, calls − free)      calls: the steps with `Step.tool_call` (a docs lookup, a memory
+                                              query: answered by the agent loop, no environment step)
+
+Meant for `mode: add`: the environment's reward and success stand, and an episode that succeeds with more lookups
+than it needs is worth less than one that does not. Without it, GRPO reinforces everything a sampled success did
+besides succeeding, extra lookups included (DocOS with the SmolLM2 agent learned 4.3 calls an episode against the
+2 its demonstrations make: docs/docos.md). `success` is the trajectory's own verdict (a `replace` run would keep
+it and score only the cost). No step labels: a call past the allowance is not an error of the task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from raygent.platform.contracts import Judgement, Trajectory
+
+
+class ToolCost:
+    def __init__(self, cost: float = 0.1, free: int = 2) -> None:
+        if not cost >= 0:
+            raise ValueError(f"cost must be a non-negative number, got {cost!r}")
+        if free < 0:
+            raise ValueError(f"free must be >= 0, got {free!r}")
+        self.cost = float(cost)
+        self.free = int(free)
+
+    def judge(self, trajectories: Sequence[Trajectory]) -> list[Judgement]:
+        return [self._judge(t) for t in trajectories]
+
+    def _judge(self, trajectory: Trajectory) -> Judgement:
+        calls = sum(step.tool_call for step in trajectory.steps)
+        extra = max(0, calls - self.free)
+        return Judgement(
+            score=-self.cost * extra,
+            success=bool(trajectory.success),
+            reason=f"{calls} tool call(s), {extra} past the {self.free} free",
+            info={"tool_calls": calls},
+        )
