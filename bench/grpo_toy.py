@@ -53,12 +53,13 @@ def per_template(run_dir: Path) -> str:
     evals = [r for r in map(json.loads, (run_dir / "metrics.jsonl").read_text().splitlines()) if "eval/outcomes" in r]
     if not evals:
         return ""
-    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
-    for index, record in ((0, evals[0]), (1, evals[-1])):
-        for task_id, success in record["eval/outcomes"].items():
-            template = task_id.split(":")[1]  # toolcalc:<template>:<operands>
-            counts[template][index] += int(success)
-            counts[template][2] += index == 0
+    first, last = evals[0]["eval/outcomes"], evals[-1]["eval/outcomes"]  # the same held-out tasks
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # template: [before, after, tasks]
+    for task_id, success in first.items():
+        row = counts[task_id.split(":")[1]]  # toolcalc:<template>:<operands>
+        row[0] += bool(success)
+        row[1] += bool(last.get(task_id))
+        row[2] += 1
     return ", ".join(f"{name} {b}/{n} → {a}/{n}" for name, (b, a, n) in sorted(counts.items()))
 
 
