@@ -26,6 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("RAY_raylet_start_wait_time_s", "180")
 os.environ.setdefault("RAY_agent_register_timeout_ms", "180000")
 RAYGENT = [sys.executable, "-m", "raygent.platform.cli"]
+# Plugins that runs started by the tests load by `module:attr` (e.g. `pause_hook:PauseOnce`), resumed runs included.
+PLUGINS = ROOT / "tests" / "plugins"
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PLUGINS), os.environ.get("PYTHONPATH")]))
 
 
 def raygent(
@@ -53,9 +56,13 @@ def run_killed_at_grpo_step(
     job: str, overrides: list[str], directory: Path, step: int, env: dict | None = None, wait_s: float = 600
 ) -> None:
     """`raygent run JOB OVERRIDES --out DIRECTORY`, SIGKILLed with its process group (the driver, the Ray cluster
-    it started, its browsers) once GRPO step `step` is in the metrics."""
+    it started, its browsers) right after GRPO step `step`'s update, before that step is logged or checkpointed.
+    The run's `PauseOnce` hook (`plugins/pause_hook.py`) holds it there, so the kill lands at the same point on any
+    machine; the hook stays in the run's config and a resumed run passes through it."""
+    marker = directory.parent / f"{directory.name}.paused"
+    pause = f'trainer.hooks=[{{entry: "pause_hook:PauseOnce", kwargs: {{step: {step}, marker: "{marker}"}}}}]'
     first = subprocess.Popen(
-        [*RAYGENT, "run", job, *overrides, "--out", str(directory)],
+        [*RAYGENT, "run", job, *overrides, pause, "--out", str(directory)],
         cwd=ROOT,
         env={**os.environ, **(env or {})},
         stdout=subprocess.DEVNULL,
@@ -63,7 +70,7 @@ def run_killed_at_grpo_step(
         start_new_session=True,
     )
     deadline = time.time() + wait_s
-    while not any(r["stage"] == "grpo" and r["step"] >= step for r in records(directory)):
+    while not marker.exists():
         assert first.poll() is None, "the run ended before it could be interrupted"
         assert time.time() < deadline, f"GRPO step {step} did not arrive in time"
         time.sleep(0.2)
