@@ -2,9 +2,10 @@
 consolidation, and snapshots.
 
 - **Experiences** are short tactical tips tied to a situation, as in XSkill's `experiences.json` (`E0`, `E1`, ...:
-  "When ...: <advice>", at most `MAX_WORDS` words). A situation is the task's instruction with its numbers replaced
-  by placeholders in order of appearance (`What is 37*12+5?` → `What is A*B+C?`): what recurs across tasks of one
-  kind, with the parameters that do not.
+  "When ...: <advice>", at most `MAX_WORDS` words). A situation is the task's instruction with its parameters (its
+  numbers, and the names it quotes) replaced by placeholders in order of appearance (`What is 37*12+5?` → `What is
+  A*B+C?`, `Make the word "Brake" bold.` → `Make the word "A" bold.`): what recurs across tasks of one kind, with the
+  parameters that do not.
 - **Skills** are task-level procedures, one per situation, rendered as XSkill's `SKILL.md` sections (front matter,
   When to use, Workflow, Watch out for). A skill keeps every procedure variant that succeeded with its count (at most
   `MAX_VARIANTS`); its workflow is the majority variant once it holds `skill_share` of the successes.
@@ -21,7 +22,7 @@ consolidation, and snapshots.
 - **Consolidation** when the library grows past `max_experiences` (XSkill: 120): merge at the looser threshold
   (0.60), then drop the least supported items down to `target_experiences`.
 - **Adaptation** at inference (XSkill's rewrite/adapt steps, here programmatic): a retrieved skill's placeholders
-  are filled with the current task's numbers; a tip for the same situation is shown without its trigger.
+  are filled with the current task's numbers and names; a tip for the same situation is shown without its trigger.
 
 Everything here is plain Python (no Ray); `actor.py` serves one `MemoryBank` to all rollout workers.
 """
@@ -52,6 +53,11 @@ Mode = Literal["none", "experiences", "skills", "both"]
 
 NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
 """A whole number in a text (not part of a word or a decimal): what a situation abstracts."""
+QUOTED = re.compile(r'“([^“”]+)”|"([^"]+)"|`([^`]+)`')
+"""A name or text the instruction quotes (“…”, "…" or `…`): a situation abstracts what is inside, quotes kept."""
+_PARAMETER = re.compile(f"{QUOTED.pattern}|{NUMBER.pattern}")
+Value = int | str
+"""One parameter of a task: a number, or a quoted name or text."""
 _TOKEN = re.compile(r"[a-z]+|\d+|[^\sa-z\d]")
 
 
@@ -59,20 +65,26 @@ class SnapshotError(RuntimeError):
     """A memory snapshot that cannot be restored; the message names the file."""
 
 
-def situation_of(instruction: str) -> tuple[str, list[int]]:
-    """The instruction with its numbers replaced by `A`, `B`, ... in order, and the numbers.
+def situation_of(instruction: str) -> tuple[str, list[Value]]:
+    """The instruction with its parameters replaced by `A`, `B`, ... in order, and the parameters: its whole
+    numbers, and what it quotes (a quoted text with numbers in it is one parameter; the quotes stay).
 
     >>> situation_of("What is 37*12+5?")
     ('What is A*B+C?', [37, 12, 5])
+    >>> situation_of('Set the font size of the word "Clean" to 20 pt.')
+    ('Set the font size of the word "A" to B pt.', ['Clean', 20])
     """
-    values: list[int] = []
+    values: list[Value] = []
 
     def replace(match: re.Match[str]) -> str:
-        values.append(int(match.group()))
+        quoted = next((g for g in match.groups() if g is not None), None)
+        values.append(int(match.group()) if quoted is None else quoted)
         index = len(values) - 1
-        return PLACEHOLDERS[index] if index < len(PLACEHOLDERS) else match.group()
+        if index >= len(PLACEHOLDERS):
+            return match.group()
+        return match.group().replace(quoted, PLACEHOLDERS[index]) if quoted else PLACEHOLDERS[index]
 
-    return NUMBER.sub(replace, instruction), values
+    return _PARAMETER.sub(replace, instruction), values
 
 
 def tokens(text: str) -> list[str]:
@@ -101,8 +113,8 @@ def clip_words(text: str, limit: int = MAX_WORDS) -> str:
     return " ".join(words[:limit])
 
 
-def instantiate(template: str, values: Sequence[int]) -> str:
-    """A procedure with its placeholders filled by the task's numbers (`R`, the last result, stays)."""
+def instantiate(template: str, values: Sequence[Value]) -> str:
+    """A procedure with its placeholders filled by the task's numbers and names (`R`, the last result, stays)."""
 
     def fill(match: re.Match[str]) -> str:
         index = PLACEHOLDERS.index(match.group())
@@ -165,7 +177,8 @@ class Skill(BaseModel):
             f"version: {self.version}",
             "---",
             "## When to use",
-            f"Tasks that read '{self.situation}' (placeholders A, B, C are the task's numbers; R is the last result).",
+            f"Tasks that read '{self.situation}' (placeholders A, B, C are the task's numbers and names; R is the"
+            " last result).",
             "## Workflow",
             *[f"{i}. {step}" for i, step in enumerate(steps, 1)],
         ]

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from raygent.jobs.xskill.memory import PLACEHOLDERS, KnowledgeOp, situation_of
+from raygent.jobs.xskill.memory import PLACEHOLDERS, KnowledgeOp, Value, situation_of
 
 CONTEXT_SEPARATOR = "\n--\n"
 """Between the memory context and the environment's first observation in the loop's first observation text."""
@@ -70,7 +70,7 @@ def abstract_procedure(instruction: str, rollout: Rollout) -> list[str]:
     observation after the first: the first shows the task, later ones the tools' answers). A number equal to several
     of the task's numbers takes the first placeholder the procedure has not used yet (`5*5+5`: `A*B`, then `R+C`)."""
     _, values = situation_of(instruction)
-    candidates: dict[int, list[str]] = {}
+    candidates: dict[Value, list[str]] = {}
     for index, value in enumerate(values[: len(PLACEHOLDERS)]):
         candidates.setdefault(value, []).append(PLACEHOLDERS[index])
     used: set[str] = set()

@@ -5,7 +5,9 @@ The same memory, actor, loop and hook as ToolCalc's job (`recipe.py`); what chan
 - **Procedures name elements, not ids.** A web action acts on an element id of one screen (`click(13)`); ids
   differ between screens, layouts and apps, so a rollout's abstract procedure writes each element by the name
   its screen gives it (`click_label("Mute")`, the web grammar's click by name, which the agent can run as
-  written; `type("Volume", "A")`, the task's numbers as placeholders in typed text).
+  written; `type("Volume", "A")`, the task's numbers as placeholders in typed text). A clicked name or a typed
+  text that the instruction quotes is a placeholder too (`click_label("A")` for "Delete the slide titled
+  “Agenda”."), so the skill serves every task of that kind with its own name filled in.
   A step whose id is not on its screen stays as it was (`click(99)`) and marks the procedure as this task's only
   (`WebSummarizer.specific`): it is no skill.
 - **Tips** are the first move the successes share and the failures mostly do not make (`start with
@@ -44,7 +46,15 @@ from raygent.jobs.web_agent.demos import demonstrations, first_screens
 from raygent.jobs.web_agent.recipe import WebAgent, WebSettings, tokenizer_corpus
 from raygent.jobs.web_agent.tasks import sft_pool_for, template_ids, web_demonstrations, web_tasks
 from raygent.jobs.xskill.loop import with_context
-from raygent.jobs.xskill.memory import MODES, NUMBER, PLACEHOLDERS, MemoryBank, MemorySettings, situation_of
+from raygent.jobs.xskill.memory import (
+    MODES,
+    NUMBER,
+    PLACEHOLDERS,
+    MemoryBank,
+    MemorySettings,
+    Value,
+    situation_of,
+)
 from raygent.jobs.xskill.recipe import MemoryJobSettings, Prepared, XSkill, XSkillRolloutSettings
 from raygent.jobs.xskill.summarize import Group, ProgrammaticSummarizer, Rollout, majority, share_of, strip_context
 from raygent.jobs.xskill.tasks import check_modes
@@ -56,6 +66,8 @@ from raygent.platform.rl.tasks import heldout_seed
 
 _ELEMENT_ACTION = re.compile(r"^\s*(\w+)\(\s*(\d+)\s*(,.*)?\)\s*$", re.S)
 _UNRESOLVED = re.compile(r"\w\(\s*\d")
+_CLICK_LABEL = re.compile(r'^\s*click_label\(\s*"(.*)"\s*\)\s*$', re.S)
+_QUOTED_ARGUMENT = re.compile(r'"([^"]*)"')
 WEB_TASK_KWARGS = ("apps", "eval_apps", "templates", "difficulties", "exclude", "pool", "modes", "grounding")
 
 
@@ -64,24 +76,34 @@ def element_names(observation: str) -> dict[int, str]:
     return {e.id: e.name for e in parse(strip_context(observation)) if e.id is not None}
 
 
-def web_step(action: str, names: Mapping[int, str], letters: Mapping[int, str]) -> str:
-    """One action with its element id replaced by the element's name and the task's numbers in its other
-    arguments by their placeholders; an id not on the screen stays. A click becomes the action that clicks by
-    name, `click_label("Mute")`, which an agent can run as written."""
+def web_step(action: str, names: Mapping[int, str], letters: Mapping[Value, str]) -> str:
+    """One action with its element id replaced by the element's name, and the task's parameters by their
+    placeholders: a name or a typed text that is one of the task's quoted names, a number in the other
+    arguments; an id not on the screen stays. A click becomes the action that clicks by name,
+    `click_label("Mute")`, which an agent can run as written (and a click by name is abstracted the same way)."""
+
+    def named(name: str) -> str:
+        key: Value = int(name) if name.isdigit() else name
+        return letters.get(key, name).replace('"', "'")
+
+    by_label = _CLICK_LABEL.match(action)
+    if by_label:
+        return ClickLabel(label=named(by_label.group(1))).render()
     match = _ELEMENT_ACTION.match(action)
     if not match or int(match.group(2)) not in names:
         return action.strip()
+    name = named(names[int(match.group(2))])
     if match.group(1) == "click" and not match.group(3):
-        return ClickLabel(label=names[int(match.group(2))]).render()
-    rest = NUMBER.sub(lambda n: letters.get(int(n.group()), n.group()), match.group(3) or "")
-    name = names[int(match.group(2))].replace('"', "'")
+        return ClickLabel(label=name).render()
+    rest = _QUOTED_ARGUMENT.sub(lambda q: f'"{letters.get(q.group(1), q.group(1))}"', match.group(3) or "")
+    rest = NUMBER.sub(lambda n: letters.get(int(n.group()), n.group()), rest)
     return f'{match.group(1)}("{name}"{rest})'
 
 
 def web_procedure(instruction: str, rollout: Rollout) -> list[str]:
     """A web rollout's abstract procedure (module docstring)."""
     _, values = situation_of(instruction)
-    letters: dict[int, str] = {}
+    letters: dict[Value, str] = {}
     for index, value in enumerate(values[: len(PLACEHOLDERS)]):
         letters.setdefault(value, PLACEHOLDERS[index])
     return [

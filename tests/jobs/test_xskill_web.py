@@ -10,7 +10,7 @@ import pytest
 
 from raygent.jobs.web_agent.tasks import web_tasks
 from raygent.jobs.xskill.loop import LOCAL_BANKS, MemoryLoop
-from raygent.jobs.xskill.memory import MemoryBank
+from raygent.jobs.xskill.memory import MemoryBank, situation_of
 from raygent.jobs.xskill.summarize import Group, Rollout, strip_context
 from raygent.jobs.xskill.web import WebSummarizer, web_memory_demonstrations, web_procedure, xskill_web_tasks
 from raygent.platform.config import ConfigError, load_config
@@ -36,6 +36,33 @@ def test_web_procedures_name_elements_and_abstract_the_tasks_numbers() -> None:
     ]
     summarizer = WebSummarizer()
     assert summarizer.specific("click(99)") and not summarizer.specific('click("Slide 3: Roadmap")')
+
+
+TRACKS = '[9] button "Play/Pause"\n[21] row "Brass Meadow"\n[22] row "Glass Harbor"\n[30] textbox "Title"'
+
+
+def test_quoted_names_are_parameters_so_a_skill_serves_other_names() -> None:
+    """A name the instruction quotes is a parameter like a number: the situation and the procedure abstract it
+    (clicked by id or by name, or typed), and another task of the same kind gets the skill with its own name."""
+    assert situation_of('Rename the track “Brass Meadow” to “Low Tide”.') == (
+        "Rename the track “A” to “B”.",
+        ["Brass Meadow", "Low Tide"],
+    )
+    assert situation_of("Create helpers.mini whose only line is `print 11 * 4`.")[1] == ["print 11 * 4"]
+    instruction = 'Rename the track "Brass Meadow" to "Low Tide".'
+    wins = [
+        rollout(["click(21)", 'type(30, "Low Tide")'], True, [TRACKS, TRACKS]),
+        rollout(['click_label("Brass Meadow")', 'type(30, "Low Tide")'], True, [TRACKS, TRACKS]),
+    ]
+    assert web_procedure(instruction, wins[0]) == ['click_label("A")', 'type("Title", "B")']
+    assert web_procedure(instruction, wins[1]) == web_procedure(instruction, wins[0])
+    bank = MemoryBank()
+    group = Group(instruction, [*wins, rollout(["click(22)"], False, [TRACKS])])
+    bank.apply(WebSummarizer().summarize([group], bank.view([group.situation])))
+    assert (
+        bank.context('Rename the track "Glass Harbor" to "Tin Roof".', "skills").text
+        == 'memory:\nskill: click_label("Glass Harbor") ; type("Title", "Tin Roof")'
+    )
 
 
 def test_web_summarizer_writes_a_skill_and_a_first_move_tip_the_context_shows() -> None:
