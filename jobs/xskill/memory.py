@@ -3,9 +3,9 @@ consolidation, and snapshots.
 
 - **Experiences** are short tactical tips tied to a situation, as in XSkill's `experiences.json` (`E0`, `E1`, ...:
   "When ...: <advice>", at most `MAX_WORDS` words). A situation is the task's instruction with its parameters (its
-  numbers, and the names it quotes) replaced by placeholders in order of appearance (`What is 37*12+5?` → `What is
-  A*B+C?`, `Make the word "Brake" bold.` → `Make the word "A" bold.`): what recurs across tasks of one kind, with the
-  parameters that do not.
+  numbers, file names, and the names it quotes) replaced by placeholders in order of appearance (`What is 37*12+5?`
+  → `What is A*B+C?`, `Make the word "Brake" bold.` → `Make the word "A" bold.`): what recurs across tasks of one
+  kind, with the parameters that do not.
 - **Skills** are task-level procedures, one per situation, rendered as XSkill's `SKILL.md` sections (front matter,
   When to use, Workflow, Watch out for). A skill keeps every procedure variant that succeeded with its count (at most
   `MAX_VARIANTS`); its workflow is the majority variant once it holds `skill_share` of the successes.
@@ -55,7 +55,9 @@ NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
 """A whole number in a text (not part of a word or a decimal): what a situation abstracts."""
 QUOTED = re.compile(r'“([^“”]+)”|"([^"]+)"|`([^`]+)`')
 """A name or text the instruction quotes (“…”, "…" or `…`): a situation abstracts what is inside, quotes kept."""
-_PARAMETER = re.compile(f"{QUOTED.pattern}|{NUMBER.pattern}")
+FILE_NAME = re.compile(r"(?<![\w.])([A-Za-z_][\w-]*\.[A-Za-z]{1,5})(?![\w.])")
+"""An unquoted file name (`calc.mini`, `todo.txt`): a parameter like a quoted name."""
+_PARAMETER = re.compile(f"{QUOTED.pattern}|{FILE_NAME.pattern}|{NUMBER.pattern}")
 Value = int | str
 """One parameter of a task: a number, or a quoted name or text."""
 _TOKEN = re.compile(r"[a-z]+|\d+|[^\sa-z\d]")
@@ -67,12 +69,15 @@ class SnapshotError(RuntimeError):
 
 def situation_of(instruction: str) -> tuple[str, list[Value]]:
     """The instruction with its parameters replaced by `A`, `B`, ... in order, and the parameters: its whole
-    numbers, and what it quotes (a quoted text with numbers in it is one parameter; the quotes stay).
+    numbers, its file names, and what it quotes (a quoted text with numbers in it is one parameter; the quotes
+    stay).
 
     >>> situation_of("What is 37*12+5?")
     ('What is A*B+C?', [37, 12, 5])
     >>> situation_of('Set the font size of the word "Clean" to 20 pt.')
     ('Set the font size of the word "A" to B pt.', ['Clean', 20])
+    >>> situation_of("Run the program calc.mini.")
+    ('Run the program A.', ['calc.mini'])
     """
     values: list[Value] = []
 

@@ -48,7 +48,11 @@ def test_quoted_names_are_parameters_so_a_skill_serves_other_names() -> None:
         "Rename the track “A” to “B”.",
         ["Brass Meadow", "Low Tide"],
     )
-    assert situation_of("Create helpers.mini whose only line is `print 11 * 4`.")[1] == ["print 11 * 4"]
+    assert situation_of("Create helpers.mini whose only line is `print 11 * 4`.") == (
+        "Create A whose only line is `B`.",
+        ["helpers.mini", "print 11 * 4"],
+    )
+    assert situation_of("Set the playback speed to 0.5×.")[1] == []  # a decimal is no parameter
     instruction = 'Rename the track "Brass Meadow" to "Low Tide".'
     wins = [
         rollout(["click(21)", 'type(30, "Low Tide")'], True, [TRACKS, TRACKS]),
