@@ -66,7 +66,7 @@ from raygent.platform.rl.tasks import heldout_seed
 
 _ELEMENT_ACTION = re.compile(r"^\s*(\w+)\(\s*(\d+)\s*(,.*)?\)\s*$", re.S)
 _UNRESOLVED = re.compile(r"\w\(\s*\d")
-_CLICK_LABEL = re.compile(r'^\s*click_label\(\s*"(.*)"\s*\)\s*$', re.S)
+_CLICK_LABEL = re.compile(r'^\s*click_label\(\s*"(.+)"\s*\)\s*$', re.S)
 _QUOTED_ARGUMENT = re.compile(r'"([^"]*)"')
 WEB_TASK_KWARGS = ("apps", "eval_apps", "templates", "difficulties", "exclude", "pool", "modes", "grounding")
 
