@@ -79,8 +79,9 @@ def element_names(observation: str) -> dict[int, str]:
 def web_step(action: str, names: Mapping[int, str], letters: Mapping[Value, str]) -> str:
     """One action with its element id replaced by the element's name, and the task's parameters by their
     placeholders: a name or a typed text that is one of the task's quoted names, a number in the other
-    arguments; an id not on the screen stays. A click becomes the action that clicks by name,
-    `click_label("Mute")`, which an agent can run as written (and a click by name is abstracted the same way)."""
+    arguments; an id not on the screen, or of an element without a name, stays. A click becomes the action that
+    clicks by name, `click_label("Mute")`, which an agent can run as written (and a click by name is abstracted
+    the same way)."""
 
     def named(name: str) -> str:
         key: Value = int(name) if name.isdigit() else name
@@ -90,7 +91,7 @@ def web_step(action: str, names: Mapping[int, str], letters: Mapping[Value, str]
     if by_label:
         return ClickLabel(label=named(by_label.group(1))).render()
     match = _ELEMENT_ACTION.match(action)
-    if not match or int(match.group(2)) not in names:
+    if not match or not names.get(int(match.group(2)), "").strip():  # not on the screen, or without a name
         return action.strip()
     name = named(names[int(match.group(2))])
     if match.group(1) == "click" and not match.group(3):

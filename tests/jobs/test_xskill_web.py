@@ -60,7 +60,11 @@ def test_quoted_names_are_parameters_so_a_skill_serves_other_names() -> None:
     ]
     assert web_procedure(instruction, wins[0]) == ['click_label("A")', 'type("Title", "B")']
     assert web_procedure(instruction, wins[1]) == web_procedure(instruction, wins[0])
-    assert web_procedure(instruction, rollout(['click_label("")'], False)) == ['click_label("")']  # as it was
+    # what names nothing stays as it was: an empty click by name, a click on an element without a name
+    assert web_procedure(instruction, rollout(['click_label("")', "click(5)"], False, ["", '[5] img ""'])) == [
+        'click_label("")',
+        "click(5)",
+    ]
     bank = MemoryBank()
     group = Group(instruction, [*wins, rollout(["click(22)"], False, [TRACKS])])
     bank.apply(WebSummarizer().summarize([group], bank.view([group.situation])))
