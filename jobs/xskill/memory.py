@@ -59,7 +59,7 @@ FILE_NAME = re.compile(r"(?<![\w.])([A-Za-z_][\w-]*\.[A-Za-z]{1,5})(?![\w.])")
 """An unquoted file name (`calc.mini`, `todo.txt`): a parameter like a quoted name."""
 _PARAMETER = re.compile(f"{QUOTED.pattern}|{FILE_NAME.pattern}|{NUMBER.pattern}")
 Value = int | str
-"""One parameter of a task: a number, or a quoted name or text."""
+"""One parameter of a task: a number, a file name, or a quoted name or text."""
 _TOKEN = re.compile(r"[a-z]+|\d+|[^\sa-z\d]")
 
 

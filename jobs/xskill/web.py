@@ -78,10 +78,10 @@ def element_names(observation: str) -> dict[int, str]:
 
 def web_step(action: str, names: Mapping[int, str], letters: Mapping[Value, str]) -> str:
     """One action with its element id replaced by the element's name, and the task's parameters by their
-    placeholders: a name or a typed text that is one of the task's quoted names, a number in the other
-    arguments; an id not on the screen, or of an element without a name, stays. A click becomes the action that
-    clicks by name, `click_label("Mute")`, which an agent can run as written (and a click by name is abstracted
-    the same way)."""
+    placeholders: a name or a typed text that is one of the task's names (quoted, or a file name), a number in the
+    other arguments; an id not on the screen, or of an element without a name, stays. A click becomes the action
+    that clicks by name, `click_label("Mute")`, which an agent can run as written (and a click by name is
+    abstracted the same way)."""
 
     def named(name: str) -> str:
         key: Value = int(name) if name.isdigit() else name
