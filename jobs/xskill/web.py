@@ -91,9 +91,10 @@ def web_step(action: str, names: Mapping[int, str], letters: Mapping[Value, str]
     if by_label:
         return ClickLabel(label=named(by_label.group(1))).render()
     match = _ELEMENT_ACTION.match(action)
-    if not match or not names.get(int(match.group(2)), "").strip():  # not on the screen, or without a name
+    element = names.get(int(match.group(2)), "") if match else ""
+    if not match or not element.strip():  # not an element action, not on the screen, or without a name
         return action.strip()
-    name = named(names[int(match.group(2))])
+    name = named(element)
     if match.group(1) == "click" and not match.group(3):
         return ClickLabel(label=name).render()
     rest = _QUOTED_ARGUMENT.sub(lambda q: f'"{letters.get(q.group(1), q.group(1))}"', match.group(3) or "")
