@@ -282,16 +282,23 @@ class ChatRequest(BaseModel):
 
 
 class BodyLimit(BaseHTTPMiddleware):
-    """413 for request bodies over `max_bytes` (by Content-Length, or by reading a chunked body)."""
+    """413 for request bodies over `max_bytes` (by Content-Length, or by reading a chunked body).
 
-    def __init__(self, app: Any, max_bytes: int) -> None:
+    An oversized body declared by Content-Length is read and dropped (up to `drain_bytes`) before the 413 goes out:
+    a server that answers and closes while the client is still sending makes most clients (urllib, requests) fail
+    with a broken pipe instead of reading the 413. Bodies declared over `drain_bytes` are answered at once."""
+
+    def __init__(self, app: Any, max_bytes: int, drain_bytes: int = 64 * 1024 * 1024) -> None:
         super().__init__(app)
-        self.max_bytes = max_bytes
+        self.max_bytes, self.drain_bytes = max_bytes, drain_bytes
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         declared = request.headers.get("content-length")
         too_big = declared is not None and declared.isdigit() and int(declared) > self.max_bytes
-        if not too_big and request.method in {"POST", "PUT", "PATCH"}:
+        if too_big and declared is not None and int(declared) <= self.drain_bytes:
+            async for _ in request.stream():
+                pass
+        elif not too_big and request.method in {"POST", "PUT", "PATCH"}:
             too_big = len(await request.body()) > self.max_bytes
         if too_big:
             message = (

@@ -368,6 +368,8 @@ SERVE_CASES: list[tuple[str, str, Any, int, str]] = [
     ("POST", "/v1/act", b"{not json", 422, "not valid JSON"),
     ("POST", "/v1/act", b"[1, 2]", 422, "valid dictionary"),
     ("POST", "/v1/act", {**ACT, "pad": "x" * 70_000}, 413, "raygent serve --max-body-kb"),
+    # far over the socket buffers: the 413 still reaches a client that sends its whole body before reading
+    ("POST", "/v1/act", {**ACT, "pad": "x" * 16_000_000}, 413, "raygent serve --max-body-kb"),
     ("POST", "/v1/chat/completions", _chat(messages=[]), 422, "messages"),
     ("POST", "/v1/chat/completions", _chat(messages=[{"role": "robot", "content": "x"}]), 422, "role"),
     ("POST", "/v1/chat/completions", _chat(messages=[{"role": "user"}]), 422, "a user message needs content"),
