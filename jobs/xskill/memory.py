@@ -458,8 +458,9 @@ class MemoryBank:
         return best if best is not None and best_overlap >= self.settings.skill_overlap else None
 
     def context(self, instruction: str, mode: str = "both") -> Context:
-        """The adapted context for a task: its skill's workflow with the task's numbers filled in, and the top-k
-        tips (a tip of the task's own situation without its trigger). Empty when nothing applies."""
+        """The adapted context for a task: its skill's workflow with the task's numbers and names filled in, and
+        the top-k tips (a tip of the task's own situation without its trigger, its placeholders filled in too).
+        Empty when nothing applies."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if mode == "none":
@@ -476,7 +477,8 @@ class MemoryBank:
         used: list[str] = []
         if mode in ("experiences", "both"):
             for item in self.retrieve(situation):
-                advice = item.advice if item.situation == situation else item.text
+                # a tip of the task's own situation is shown without its trigger and with the task's values in
+                advice = instantiate(item.advice, values) if item.situation == situation else item.text
                 lines.append(f"tip: {advice}")
                 used.append(item.id)
         if not lines:

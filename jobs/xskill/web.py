@@ -78,14 +78,21 @@ def element_names(observation: str) -> dict[int, str]:
 
 def web_step(action: str, names: Mapping[int, str], letters: Mapping[Value, str]) -> str:
     """One action with its element id replaced by the element's name, and the task's parameters by their
-    placeholders: a name or a typed text that is one of the task's names (quoted, or a file name), a number in the
-    other arguments; an id not on the screen, or of an element without a name, stays. A click becomes the action
+    placeholders: a name or a typed text that is one of the task's names (quoted, or a file name) or holds one as
+    a whole word (`Show A` for the layer “Logo”'s box `Show Logo`), a number in the other arguments; an id not on
+    the screen, or of an element without a name, stays. A click becomes the action
     that clicks by name, `click_label("Mute")`, which an agent can run as written (and a click by name is
     abstracted the same way)."""
 
     def named(name: str) -> str:
         key: Value = int(name) if name.isdigit() else name
-        return letters.get(key, name).replace('"', "'")
+        if key in letters:
+            return letters[key]
+        # a quoted name inside an element's name (the visibility box `Show Logo` of the layer “Logo”)
+        for value, letter in letters.items():
+            if isinstance(value, str) and not value.isdigit():
+                name = re.sub(rf"(?<![\w-]){re.escape(value)}(?![\w-])", letter, name)
+        return name.replace('"', "'")
 
     by_label = _CLICK_LABEL.match(action)
     if by_label:

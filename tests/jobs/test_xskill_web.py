@@ -68,10 +68,31 @@ def test_quoted_names_are_parameters_so_a_skill_serves_other_names() -> None:
     bank = MemoryBank()
     group = Group(instruction, [*wins, rollout(["click(22)"], False, [TRACKS])])
     bank.apply(WebSummarizer().summarize([group], bank.view([group.situation])))
-    assert (
-        bank.context('Rename the track "Glass Harbor" to "Tin Roof".', "skills").text
-        == 'memory:\nskill: click_label("Glass Harbor") ; type("Title", "Tin Roof")'
-    )
+    other = 'Rename the track "Glass Harbor" to "Tin Roof".'
+    skill = 'memory:\nskill: click_label("Glass Harbor") ; type("Title", "Tin Roof")'
+    assert bank.context(other, "skills").text == skill
+    # the tip of the task's own situation is filled in as well (not `start with click_label("A").`)
+    assert bank.context(other, "experiences").text == 'memory:\ntip: start with click_label("Glass Harbor").'
+
+
+LAYERS = '[40] checkbox "Show Logo"\n[41] checkbox "Show Logotype"\n[42] checkbox "Show Paint"'
+
+
+def test_a_name_inside_an_element_name_is_a_parameter_too() -> None:
+    """The layer's visibility box `Show Logo` is `Show A` for “Logo”, so the skill serves another layer; a name that
+    only starts with the parameter (`Logotype`) and a number inside a name stay."""
+    hide = "Hide the layer “Logo”."
+    assert web_procedure(hide, rollout(["click(40)"], True, [LAYERS])) == ['click_label("Show A")']
+    assert web_procedure(hide, rollout(["click(41)"], True, [LAYERS])) == ['click_label("Show Logotype")']
+    slides = '[7] button "Slide 3: Agenda"'
+    assert web_procedure("Delete the slide titled “Agenda”.", rollout(["click(7)"], True, [slides])) == [
+        'click_label("Slide 3: A")'
+    ]
+    bank = MemoryBank()
+    wins = [rollout(["click(40)"], True, [LAYERS]), rollout(['click_label("Show Logo")'], True, [LAYERS])]
+    group = Group(hide, [*wins, rollout(["click(42)"], False, [LAYERS])])
+    bank.apply(WebSummarizer().summarize([group], bank.view([group.situation])))
+    assert bank.context("Hide the layer “Paint”.", "skills").text == 'memory:\nskill: click_label("Show Paint")'
 
 
 def test_web_summarizer_writes_a_skill_and_a_first_move_tip_the_context_shows() -> None:
