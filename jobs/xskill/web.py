@@ -7,7 +7,8 @@ The same memory, actor, loop and hook as ToolCalc's job (`recipe.py`); what chan
   its screen gives it (`click_label("Mute")`, the web grammar's click by name, which the agent can run as
   written; `type("Volume", "A")`, the task's numbers as placeholders in typed text). A clicked name or a typed
   text that the instruction quotes is a placeholder too (`click_label("A")` for "Delete the slide titled
-  “Agenda”."), so the skill serves every task of that kind with its own name filled in.
+  “Agenda”."), so the skill serves every task of that kind with its own name filled in; so is a quoted name
+  inside a clicked name (`Show A` for the layer “Logo”'s box `Show Logo`).
   A step whose id is not on its screen stays as it was (`click(99)`) and marks the procedure as this task's only
   (`WebSummarizer.specific`): it is no skill.
 - **Tips** are the first move the successes share and the failures mostly do not make (`start with
