@@ -37,7 +37,7 @@ from raygent.environments.toolcalc.tasks import TEMPLATES
 from raygent.jobs.xskill.actor import start_memory
 from raygent.jobs.xskill.hook import XSkillHook
 from raygent.jobs.xskill.loop import LoopSettings
-from raygent.jobs.xskill.memory import MemoryBank, MemorySettings
+from raygent.jobs.xskill.memory import MemoryBank, MemorySettings, SnapshotError
 from raygent.jobs.xskill.summarize import LMSummarizer, OpenAIChat, PolicyChat, ProgrammaticSummarizer, Summarizer
 from raygent.jobs.xskill.tasks import tokenizer_text, xskill_tasks
 from raygent.platform.config import JobConfig, first_error
@@ -86,6 +86,20 @@ class MemoryJobSettings(BaseModel):
     """GRPO on the accumulation batches too (memory and RL in one run); false keeps the agent frozen."""
     max_ops: int = Field(default=3, ge=1)
     memory: MemorySettings = MemorySettings()
+    initial_memory: Path | None = None
+    """A memory snapshot the run starts from instead of an empty memory (`MemoryBank.save`'s JSON: another run's
+    `xskill/memory_<step>.json`, or the experts' teacher bank `bench/xskill_oracle.py` writes); a missing or
+    malformed file is refused, naming it. A resumed run restores its checkpoint's memory instead."""
+
+    @field_validator("initial_memory")
+    @classmethod
+    def _snapshot(cls, value: Path | None) -> Path | None:
+        if value is not None:
+            try:
+                MemoryBank.load(value)
+            except SnapshotError as exc:
+                raise ValueError(str(exc)) from None
+        return value
 
 
 class XSkillSettings(MemoryJobSettings):
@@ -197,6 +211,8 @@ class XSkill:
         return Prepared(model_path, ProgrammaticSummarizer(max_ops=settings.max_ops), heldout, settings.novel_templates)
 
     def run(self, config: JobConfig, run_dir: Path, resume: bool = False) -> dict[str, Any]:
+        import ray
+
         console = Console()
         agent: Any = agent_sections(config, self.config_model)
         settings: MemoryJobSettings = agent.xskill
@@ -205,6 +221,9 @@ class XSkill:
         agent = agent.model_copy(update={"rollout": rollout})
         prepared = self.prepare(agent, run_dir, console)
         actor = start_memory(name, settings.memory.model_dump())
+        if settings.initial_memory is not None:
+            start = MemoryBank.load(settings.initial_memory)
+            ray.get(actor.restore.remote(start.snapshot(), str(settings.initial_memory)))
         hook = XSkillHook(actor, prepared.rules, run_dir, rl=settings.rl)
         trainer = AgentTrainer(
             agent,
@@ -218,8 +237,6 @@ class XSkill:
             hook.summarizer = make_summarizer(settings, trainer, prepared.rules)
             trainer.run(resume=resume)
             examples = trainer.examples(4, failures=2)
-            import ray
-
             MemoryBank.from_snapshot(ray.get(actor.snapshot.remote())).export(run_dir / "xskill")
             memory_stats = ray.get(actor.stats.remote())
         finally:

@@ -261,3 +261,18 @@ def test_lm_summarizer_prompts_the_in_tree_engine(tmp_path: Path) -> None:
 def test_a_bad_xskill_task_kwarg_names_the_key(override: str, key: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(key)):
         load_config("xskill", [override])
+
+
+def test_initial_memory_is_a_snapshot_checked_before_the_run(tmp_path: Path) -> None:
+    """`xskill.initial_memory` starts a run from a saved bank; a missing or malformed file is refused at load time,
+    naming the key and the file."""
+    bank = MemoryBank()
+    bank.apply([add(CHAIN, "start with calc(A*B).", "first")])
+    good = tmp_path / "memory.json"
+    bank.save(good)
+    assert load_config("xskill", [f"xskill.initial_memory={good}"]).xskill.initial_memory == good  # type: ignore[attr-defined]
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    for path in (bad, tmp_path / "missing.json"):
+        with pytest.raises(ConfigError, match=re.escape(f"xskill.initial_memory: corrupt memory snapshot {path}")):
+            load_config("xskill", [f"xskill.initial_memory={path}"])
