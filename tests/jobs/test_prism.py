@@ -239,7 +239,8 @@ REDUCED = {"n_train": 600, "n_test": 100, "n_downstream": 800, "n_downstream_tes
 @pytest.fixture(scope="module")
 def reduced_grid() -> pd.DataFrame:
     fixed = {**load_config("prism").study.model_dump(), **REDUCED}
-    return grid_locally(PrismStudy(), fixed, {"heads": ["dual", "single"], "gamma": [0.0, 0.5], "seed": [0, 1]})
+    # three seeds: with two the downstream ordering flipped on one machine (synth 0.503, clean 0.513; docs/studies.md)
+    return grid_locally(PrismStudy(), fixed, {"heads": ["dual", "single"], "gamma": [0.0, 0.5], "seed": [0, 1, 2]})
 
 
 @pytest.mark.slow
