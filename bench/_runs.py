@@ -1,5 +1,5 @@
 """One `raygent run JOB` in a fresh process, as a user runs it: the benches' shared runner, argument parsing and
-SmolLM2 settings."""
+SmolLM2 settings, and the XSkill benches' summary line."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from statistics import mean, pstdev
 from typing import Any
 
 SMOLLM2_WEB = [
@@ -47,3 +48,11 @@ def parse_args(parser: argparse.ArgumentParser) -> argparse.Namespace:
     args = parser.parse_args([a for a in argv if a not in overrides])
     args.overrides = [*(getattr(args, "overrides", None) or []), *overrides]
     return args
+
+
+def variant_summary(success: dict[str, list[float]]) -> str:
+    """`none=… experiences=… skills=… both=… gain=… gain_sd=…`: each XSkill memory variant's mean held-out success
+    over runs, and both − none (`gain`) with its population standard deviation over runs."""
+    gains = [b - a for a, b in zip(success["none"], success["both"], strict=True)]
+    means = " ".join(f"{variant}={mean(values):.3f}" for variant, values in success.items())
+    return f"{means} gain={mean(gains):.3f} gain_sd={pstdev(gains):.3f}"

@@ -21,9 +21,9 @@ from __future__ import annotations
 import argparse
 import tempfile
 from pathlib import Path
-from statistics import mean, pstdev
+from statistics import mean
 
-from _runs import SMOLLM2_WEB, parse_args, run_job
+from _runs import SMOLLM2_WEB, parse_args, run_job, variant_summary
 
 VARIANTS = ("none", "experiences", "skills", "both")
 SMOLLM2_OVERRIDES = [
@@ -70,13 +70,8 @@ def main() -> None:
                 f"{results['memory'].get('xskill/skills', 0):.0f} skills; {wall:.1f} min",
                 flush=True,
             )
-    gains = [b - a for a, b in zip(success["none"], success["both"], strict=True)]
-    means = " ".join(f"{v}={mean(success[v]):.3f}" for v in VARIANTS)
     novel_means = " ".join(f"novel_{v}={mean(novel[v]):.3f}" for v in VARIANTS)
-    print(
-        f"{means} {novel_means} gain={mean(gains):.3f} gain_sd={pstdev(gains):.3f} "
-        f"minutes={mean(minutes):.2f} seeds={len(args.seeds)}"
-    )
+    print(f"{variant_summary(success)} {novel_means} minutes={mean(minutes):.2f} seeds={len(args.seeds)}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ bound on what XSkill's memory can give it.
 
 Each RUN_DIR is a finished `raygent run xskill_web` (e.g. `python bench/xskill.py --job xskill_web --keep DIR`'s
 `DIR/seed0`). For each, the *teacher bank* (the same `WebSummarizer` and `MemoryBank` fed with the scripted
-experts' episodes of the run's SFT tasks, `jobs.xskill.web.teacher_bank`) is written to `teacher.json`, and the
+experts' episodes of the evaluated apps' train tasks, as many parameter seeds as the run's SFT pool, at the run's
+UI layout: `jobs.xskill.web.teacher_bank`) is written to `teacher.json`, and the
 run's config is run again on its final checkpoint with that memory and no SFT or phase I
 (`policy.model=RUN_DIR/checkpoints/final sft.steps=0 trainer.steps=0 xskill.initial_memory=teacher.json`): the
 four variants on the run's held-out tasks. The experts' skills are what the agent was fine-tuned to read, on
@@ -21,9 +22,9 @@ from __future__ import annotations
 import argparse
 import tempfile
 from pathlib import Path
-from statistics import mean, pstdev
+from statistics import mean
 
-from _runs import parse_args, run_job
+from _runs import parse_args, run_job, variant_summary
 
 from raygent.jobs.web_agent.demos import demonstrations
 from raygent.jobs.web_agent.tasks import sft_pool_for
@@ -35,10 +36,13 @@ VARIANTS = ("none", "experiences", "skills", "both")
 
 
 def write_teacher(run: Path, out: Path) -> int:
-    """The teacher bank of `run`'s SFT tasks, saved to `out`; returns how many skills it holds."""
+    """The teacher bank of the experts' episodes on `run`'s evaluated apps (`eval_apps`, else `apps`) at its
+    layouts (`env.task_kwargs.ui_seeds`), the tasks of its SFT pool size, saved to `out`; returns how many skills it
+    holds."""
     agent = agent_sections(load_config(str(run / "config.yaml"), []), XSkillWebConfig)
     env_kwargs = {k: v for k, v in agent.env.task_kwargs.items() if k != "modes"}
-    pool = sft_pool_for({**env_kwargs, **agent.sft.task_kwargs})
+    evaluated = env_kwargs.get("eval_apps") or env_kwargs.get("apps")
+    pool = sft_pool_for({**env_kwargs, "apps": evaluated, "pool": agent.sft.task_kwargs.get("pool", 1)})
     bank = teacher_bank(pool, demonstrations(pool, agent.web.demo_workers))
     bank.save(out)
     return len(bank.skills)
@@ -76,9 +80,7 @@ def main() -> None:
                 f"{shown:.0f} of {after['skills']['episodes']}; {wall:.1f} min",
                 flush=True,
             )
-    gains = [b - a for a, b in zip(success["none"], success["both"], strict=True)]
-    means = " ".join(f"{v}={mean(success[v]):.3f}" for v in VARIANTS)
-    print(f"{means} gain={mean(gains):.3f} gain_sd={pstdev(gains):.3f} minutes={mean(minutes):.2f} runs={len(gains)}")
+    print(f"{variant_summary(success)} minutes={mean(minutes):.2f} runs={len(minutes)}")
 
 
 if __name__ == "__main__":

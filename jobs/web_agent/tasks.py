@@ -8,8 +8,10 @@ Tasks are the suite's templates (`<app>/<template>`) at parameter seeds chosen b
   `TRAIN_POOL` (the largest train pool allowed), so held-out tasks are parameters never seen in training.
 
 `train` batches draw templates and seeds uniformly; `heldout` sets cycle through the templates, so every
-template has the same weight in an evaluation. UI seed 0 (the default labels) throughout. `grounding: label`
-makes the tasks' demonstrations click by name (`click_label`, `observation.grounded`) instead of by id.
+template has the same weight in an evaluation. The UI layout (the menus and labels a UI seed deals, DocOS's
+randomization) is one of `ui_seeds`: UI seed 0 (the default labels) unless given; a `train` task draws one,
+`heldout` sets cycle through them, and the SFT pool holds every task at every one. `grounding: label` makes the
+tasks' demonstrations click by name (`click_label`, `observation.grounded`) instead of by id.
 """
 
 from __future__ import annotations
@@ -18,12 +20,15 @@ import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
 
 from raygent.environments.web.registry import available_apps, list_tasks, make_task
 from raygent.jobs.web_agent.demos import demonstrations
 from raygent.jobs.web_agent.observation import Grounding, grounded, with_grounding
 from raygent.jobs.web_agent.splits import HELDOUT_START, TRAIN_POOL
+from raygent.platform.config import Seed
 from raygent.platform.contracts import Task
 
 
@@ -69,6 +74,18 @@ def heldout_seeds(template_id: str, n: int, start: int) -> list[int]:
     return seeds
 
 
+def check_ui_seeds(ui_seeds: Sequence[int]) -> list[int]:
+    """The UI seeds as a list (not empty, each an int >= 0)."""
+    layouts = list(ui_seeds)
+    if not layouts or any(isinstance(u, bool) or not isinstance(u, int) or u < 0 for u in layouts):
+        raise ValueError(f"ui_seeds: expected a non-empty list of ints >= 0, got {ui_seeds!r}")
+    return layouts
+
+
+UISeeds = Annotated[Sequence[Seed], AfterValidator(check_ui_seeds)]
+"""UI layout seeds (not empty; 0 is the default layout)."""
+
+
 def web_tasks(
     split: str,
     seed: int,
@@ -79,24 +96,30 @@ def web_tasks(
     exclude: Sequence[str] = (),
     pool: int = TRAIN_POOL,
     grounding: Grounding = "id",
+    ui_seeds: UISeeds = (0,),
 ) -> list[Task]:
     """`n` tasks of `split` drawn from `seed` (the trainer's task-source signature; see the module docstring)."""
     ids = template_ids(apps, templates, difficulties, exclude)
     if not ids:
         raise ValueError(f"no templates for apps {apps}, templates {templates}, difficulties {difficulties}")
+    layouts = check_ui_seeds(ui_seeds)
     rng = random.Random(f"{split}/{seed}")
     if split == "train":
         if not 1 <= pool <= TRAIN_POOL:
             raise ValueError(f"pool must be in [1, {TRAIN_POOL}], got {pool}")
         chosen = [f"{rng.choice(ids)}/{rng.randrange(pool)}" for _ in range(n)]
+        # one layout: no draw, so the tasks of a one-layout config stay those it drew before layouts existed
+        drawn = [rng.choice(layouts) if len(layouts) > 1 else layouts[0] for _ in chosen]
     elif split == "heldout":
         per_template = -(-n // len(ids))
         offset = rng.randrange(HELDOUT_START)
         seeds = {tid: heldout_seeds(tid, per_template, offset) for tid in ids}
         chosen = [f"{ids[i % len(ids)]}/{seeds[ids[i % len(ids)]][i // len(ids)]}" for i in range(n)]
+        drawn = [layouts[(i // len(ids)) % len(layouts)] for i in range(n)]
     else:
         raise ValueError(f"split must be 'train' or 'heldout', got {split!r}")
-    return with_grounding([make_task(task_id, ui_seed=0).to_platform() for task_id in chosen], grounding)
+    tasks = [make_task(task_id, ui_seed=ui).to_platform() for task_id, ui in zip(chosen, drawn, strict=True)]
+    return with_grounding(tasks, grounding)
 
 
 def sft_pool(
@@ -105,12 +128,15 @@ def sft_pool(
     difficulties: Sequence[int],
     pool: int,
     exclude: Sequence[str] = (),
+    ui_seeds: Sequence[int] = (0,),
 ) -> list[Task]:
-    """Every task the `train` split can draw with these arguments (seeds below `pool`): what SFT records."""
+    """Every task the `train` split can draw with these arguments (seeds below `pool`, each UI seed): what SFT
+    records."""
     return [
-        make_task(f"{tid}/{s}", ui_seed=0).to_platform()
+        make_task(f"{tid}/{s}", ui_seed=ui).to_platform()
         for tid in template_ids(apps, templates, difficulties, exclude)
         for s in range(pool)
+        for ui in check_ui_seeds(ui_seeds)
     ]
 
 
@@ -122,6 +148,7 @@ def sft_pool_for(task_kwargs: Mapping[str, Any]) -> list[Task]:
         task_kwargs.get("difficulties", (1,)),
         int(task_kwargs.get("pool", 1)),
         task_kwargs.get("exclude", ()),
+        task_kwargs.get("ui_seeds", (0,)),
     )
 
 

@@ -69,7 +69,17 @@ _ELEMENT_ACTION = re.compile(r"^\s*(\w+)\(\s*(\d+)\s*(,.*)?\)\s*$", re.S)
 _UNRESOLVED = re.compile(r"\w\(\s*\d")
 _CLICK_LABEL = re.compile(r'^\s*click_label\(\s*"(.+)"\s*\)\s*$', re.S)
 _QUOTED_ARGUMENT = re.compile(r'"([^"]*)"')
-WEB_TASK_KWARGS = ("apps", "eval_apps", "templates", "difficulties", "exclude", "pool", "modes", "grounding")
+WEB_TASK_KWARGS = (
+    "apps",
+    "eval_apps",
+    "templates",
+    "difficulties",
+    "exclude",
+    "pool",
+    "modes",
+    "grounding",
+    "ui_seeds",
+)
 
 
 def element_names(observation: str) -> dict[int, str]:
@@ -172,7 +182,8 @@ def xskill_web_tasks(
 
 def teacher_bank(tasks: Sequence[Task], episodes: Sequence[Sequence[tuple[str, str]]]) -> MemoryBank:
     """Skills from the scripted experts' `episodes` of `tasks` (each counted twice: a skill's workflow needs two
-    successes), through the run's own summarizer and bank."""
+    successes), through the run's own summarizer and bank. The tasks should share one UI layout (`layout_banks`):
+    a skill's clicks name that layout's menus and labels."""
     bank, summarizer = MemoryBank(MemorySettings()), WebSummarizer()
     for task, turns in zip(tasks, episodes, strict=True):
         if not turns:
@@ -183,15 +194,31 @@ def teacher_bank(tasks: Sequence[Task], episodes: Sequence[Sequence[tuple[str, s
     return bank
 
 
+def layout_of(task: Task) -> int:
+    """The task's UI seed (0, the default layout, for a task that names none)."""
+    return int(task.params.get("ui_seed", 0))
+
+
+def layout_banks(tasks: Sequence[Task], episodes: Sequence[Sequence[tuple[str, str]]]) -> dict[int, MemoryBank]:
+    """One teacher bank per UI seed of `tasks` (`params["ui_seed"]`): on randomized layouts a task's context shows
+    the skill of its own layout, which only the skill (not the instruction) tells."""
+    by_layout: dict[int, tuple[list[Task], list[Sequence[tuple[str, str]]]]] = {}
+    for task, turns in zip(tasks, episodes, strict=True):
+        chosen, recorded = by_layout.setdefault(layout_of(task), ([], []))
+        chosen.append(task)
+        recorded.append(turns)
+    return {ui: teacher_bank(chosen, recorded) for ui, (chosen, recorded) in by_layout.items()}
+
+
 def web_memory_demonstrations(tasks: Sequence[Task]) -> list[list[tuple[str, str]]]:
     """The scripted experts' (compact observation, action) turns, every observation carrying the memory context
-    of the task's mode from the teacher bank of these tasks (as `MemoryLoop` with `every_turn` builds it); the
-    clicks by name for a task with `params["grounding"] == "label"` (`web_demonstrations`)."""
+    of the task's mode from the teacher bank of these tasks' layout (as `MemoryLoop` with `every_turn` builds
+    it); the clicks by name for a task with `params["grounding"] == "label"` (`web_demonstrations`)."""
     recorded = web_demonstrations(tasks)
-    bank = teacher_bank(tasks, recorded)
+    banks = layout_banks(tasks, recorded)
     episodes = []
     for task, turns in zip(tasks, recorded, strict=True):
-        context = bank.context(task.instruction, str(task.params.get("xskill_mode", "none"))).text
+        context = banks[layout_of(task)].context(task.instruction, str(task.params.get("xskill_mode", "none"))).text
         episodes.append([(with_context(context, observation), action) for observation, action in turns])
     return episodes
 
@@ -241,10 +268,14 @@ class XSkillWeb(XSkill):
         evaluated = template_ids(eval_apps, None, env_kwargs.get("difficulties", (1,)), env_kwargs.get("exclude", ()))
         text: list[str] = []
         if agent.policy.model is None:
-            first = first_screens([make_task(f"{tid}/0").to_platform() for tid in evaluated], agent.web.demo_workers)
+            layouts = env_kwargs.get("ui_seeds", (0,))
+            first = first_screens(
+                [make_task(f"{tid}/0", ui_seed=ui).to_platform() for tid in evaluated for ui in layouts],
+                agent.web.demo_workers,
+            )
             recorded = demonstrations(pool)
-            bank = teacher_bank(pool, recorded)
-            contexts = [bank.context(task.instruction, mode).text for task in pool for mode in MODES[1:]]
+            banks = layout_banks(pool, recorded)
+            contexts = [banks[layout_of(t)].context(t.instruction, mode).text for t in pool for mode in MODES[1:]]
             text = tokenizer_corpus(recorded, first) + [c for c in contexts if c]
         model_path = initial_model(agent, run_dir, text)
         heldout = xskill_web_tasks(

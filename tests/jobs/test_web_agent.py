@@ -88,6 +88,28 @@ def test_train_split_stays_in_its_pool_and_is_reproducible() -> None:
     assert [t.id for t in web_tasks("train", 4, 40, ["code_editor"], None, [1], (), 2)] != [t.id for t in first]
 
 
+def test_ui_seeds_deal_layouts_to_train_heldout_and_the_sft_pool() -> None:
+    layouts = [3, 7]
+    train = web_tasks("train", 3, 40, ["code_editor"], None, [1], (), 2, ui_seeds=layouts)
+    assert {t.params["ui_seed"] for t in train} == set(layouts) and all(t.id.endswith(("@3", "@7")) for t in train)
+    # the templates and parameter seeds drawn are those of the one-layout draw; one layout draws no layout
+    assert [t.id.split("@")[0] for t in train] == [
+        t.id.split("@")[0] for t in web_tasks("train", 3, 40, ["code_editor"], None, [1], (), 2)
+    ]
+    assert {t.params["ui_seed"] for t in web_tasks("train", 3, 40, ["code_editor"], None, [1], (), 2)} == {0}
+    pool = sft_pool(["code_editor"], None, [1], 2, (), layouts)
+    assert {t.id for t in train} <= {t.id for t in pool}
+    assert len(pool) == 2 * len(sft_pool(["code_editor"], None, [1], 2))
+    heldout = web_tasks("heldout", 0, 12, apps=["code_editor"], difficulties=[1], ui_seeds=[9])
+    assert {t.params["ui_seed"] for t in heldout} == {9}
+    templates = template_ids(["code_editor"], None, [1])
+    both = web_tasks("heldout", 0, 2 * len(templates), apps=["code_editor"], difficulties=[1], ui_seeds=layouts)
+    for template in templates:  # each template's tasks at each layout in turn
+        assert [t.params["ui_seed"] for t in both if t.id.startswith(template + "/")] == layouts
+    with pytest.raises(ValueError, match="ui_seeds"):
+        web_tasks("train", 0, 1, ui_seeds=[])
+
+
 def test_heldout_tasks_are_balanced_and_never_drawn_in_training() -> None:
     tasks = web_tasks("heldout", 7919, 16, apps=["media_player"], difficulties=[1], exclude=["media_player/mute_audio"])
     templates = [t.params["template"] for t in tasks]

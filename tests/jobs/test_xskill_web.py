@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from raygent.jobs.web_agent.tasks import web_tasks
+from raygent.jobs.web_agent.tasks import sft_pool, web_tasks
 from raygent.jobs.xskill.loop import LOCAL_BANKS, MemoryLoop
 from raygent.jobs.xskill.memory import MemoryBank, situation_of
 from raygent.jobs.xskill.summarize import Group, Rollout, strip_context
@@ -44,7 +44,7 @@ TRACKS = '[9] button "Play/Pause"\n[21] row "Brass Meadow"\n[22] row "Glass Harb
 def test_quoted_names_are_parameters_so_a_skill_serves_other_names() -> None:
     """A name the instruction quotes is a parameter like a number: the situation and the procedure abstract it
     (clicked by id or by name, or typed), and another task of the same kind gets the skill with its own name."""
-    assert situation_of('Rename the track “Brass Meadow” to “Low Tide”.') == (
+    assert situation_of("Rename the track “Brass Meadow” to “Low Tide”.") == (
         "Rename the track “A” to “B”.",
         ["Brass Meadow", "Low Tide"],
     )
@@ -207,3 +207,18 @@ def test_sft_demonstrations_carry_the_teachers_skill_on_every_screen(grounding: 
             # the skill names the element the expert clicked on this screen
             element = re.search(rf"^\[{re.escape(action[6:-1])}\] \w+ \"([^\"]*)\"", strip_context(observation), re.M)
             assert element is not None and f'click_label("{element.group(1)}")' in skill
+
+
+@pytest.mark.browser
+def test_on_randomized_layouts_each_task_is_shown_its_own_layouts_skill() -> None:
+    # word wrap is View > Word Wrap at UI seed 0 and Preferences > Wrap Long Lines at UI seed 7
+    tasks = [
+        t.model_copy(update={"params": {**t.params, "xskill_mode": "skills", "grounding": "label"}})
+        for t in sft_pool(None, ["code_editor/word_wrap"], [1, 2], 1, (), [0, 7])
+    ]
+    skills = {
+        t.params["ui_seed"]: turns[0][0].split("\n")[1]
+        for t, turns in zip(tasks, web_memory_demonstrations(tasks), strict=True)
+    }
+    assert 'click_label("View")' in skills[0] and 'click_label("Word Wrap")' in skills[0]
+    assert 'click_label("Preferences")' in skills[7] and 'click_label("Wrap Long Lines")' in skills[7]
