@@ -35,11 +35,11 @@ from raygent.platform.rl.initial import agent_sections
 VARIANTS = ("none", "experiences", "skills", "both")
 
 
-def write_teacher(run: Path, out: Path) -> int:
+def write_teacher(run: Path, out: Path, overrides: list[str]) -> int:
     """The teacher bank of the experts' episodes on `run`'s evaluated apps (`eval_apps`, else `apps`) at its
     layouts (`env.task_kwargs.ui_seeds`), the tasks of its SFT pool size, saved to `out`; returns how many skills it
-    holds."""
-    agent = agent_sections(load_config(str(run / "config.yaml"), []), XSkillWebConfig)
+    holds. `overrides` are the bench's, so the teacher is of the tasks the run is evaluated on."""
+    agent = agent_sections(load_config(str(run / "config.yaml"), overrides), XSkillWebConfig)
     env_kwargs = {k: v for k, v in agent.env.task_kwargs.items() if k != "modes"}
     evaluated = env_kwargs.get("eval_apps") or env_kwargs.get("apps")
     pool = sft_pool_for({**env_kwargs, "apps": evaluated, "pool": agent.sft.task_kwargs.get("pool", 1)})
@@ -60,7 +60,7 @@ def main() -> None:
         for index, run in enumerate(args.runs):
             folder = root / f"oracle{index}"
             folder.mkdir(parents=True, exist_ok=True)
-            skills = write_teacher(run, folder / "teacher.json")
+            skills = write_teacher(run, folder / "teacher.json", args.overrides)
             overrides = [
                 f"policy.model={(run / 'checkpoints' / 'final').resolve()}",
                 "sft.steps=0",

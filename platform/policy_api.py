@@ -293,9 +293,10 @@ class BodyLimit(BaseHTTPMiddleware):
         self.max_bytes, self.drain_bytes = max_bytes, drain_bytes
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
-        declared = request.headers.get("content-length")
-        too_big = declared is not None and declared.isdigit() and int(declared) > self.max_bytes
-        if too_big and declared is not None and int(declared) <= self.drain_bytes:
+        header = request.headers.get("content-length", "")
+        declared = int(header) if header.isdigit() else None
+        too_big = declared is not None and declared > self.max_bytes
+        if declared is not None and too_big and declared <= self.drain_bytes:
             async for _ in request.stream():
                 pass
         elif not too_big and request.method in {"POST", "PUT", "PATCH"}:
