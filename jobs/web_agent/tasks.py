@@ -132,11 +132,12 @@ def sft_pool(
 ) -> list[Task]:
     """Every task the `train` split can draw with these arguments (seeds below `pool`, each UI seed): what SFT
     records."""
+    layouts = check_ui_seeds(ui_seeds)
     return [
         make_task(f"{tid}/{s}", ui_seed=ui).to_platform()
         for tid in template_ids(apps, templates, difficulties, exclude)
         for s in range(pool)
-        for ui in check_ui_seeds(ui_seeds)
+        for ui in layouts
     ]
 
 
