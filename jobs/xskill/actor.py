@@ -49,10 +49,14 @@ class MemoryActor:
         with self.lock:
             return self.bank.snapshot()
 
-    def restore(self, data: dict[str, Any], source: str = "snapshot") -> int:
+    def restore(self, data: dict[str, Any], source: str = "snapshot", requests: int | None = None) -> int:
+        """Replace the bank by a snapshot's; `requests`: the context-request count to go on from (a resumed run's,
+        so its counter continues rather than restarting at 0)."""
         bank = MemoryBank.from_snapshot(data, source)
         with self.lock:
             self.bank = bank
+            if requests is not None:
+                self.requests = requests
         return len(bank.experiences) + len(bank.skills)
 
     def stats(self) -> dict[str, float]:

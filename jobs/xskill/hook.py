@@ -10,7 +10,8 @@ memory actor; the memory is snapshotted with every checkpoint.
   stays frozen; with `rl: true` the batch goes on to GRPO: memory and RL in one run.
 - `on_eval`: each evaluation set's success, per template, and its memory requests, kept by step.
 - `state()` writes the bank to `RUN_DIR/xskill/memory_<step>.json` and returns its name and SHA-256 (saved in the
-  checkpoint's `trainer_state.json`); `load_state` restores it on resume, and a missing, altered or malformed file
+  checkpoint's `trainer_state.json`, with the run's cumulative counters: context requests, summarized groups);
+  `load_state` restores them on resume, and a missing, altered or malformed file
   fails the resume with a `SnapshotError` naming the file.
 """
 
@@ -128,13 +129,24 @@ class XSkillHook(TrainerHook):
         # written by the driver: on a cluster the actor may live on a node without the run directory
         bank = MemoryBank.from_snapshot(ray.get(self.actor.snapshot.remote()), "the memory actor")
         sha = bank.save(self.run_dir / name)
-        return {"file": name, "sha256": sha, "step": self.step, "evals": {str(k): v for k, v in self.evals.items()}}
+        requests = ray.get(self.actor.stats.remote()).get("xskill/context_requests", 0)
+        return {
+            "file": name,
+            "sha256": sha,
+            "step": self.step,
+            "evals": {str(k): v for k, v in self.evals.items()},
+            # the cumulative counters, so a resumed run's metrics go on from them
+            "counters": {"requests": int(requests), "summarizer": dict(getattr(self.summarizer, "stats", {}))},
+        }
 
     def load_state(self, state: Any) -> None:
         import ray
 
         path = self.run_dir / str(state["file"])
         bank = MemoryBank.load(path, state.get("sha256"))
-        ray.get(self.actor.restore.remote(bank.snapshot(), str(path)))
+        counters = state.get("counters", {})
+        ray.get(self.actor.restore.remote(bank.snapshot(), str(path), counters.get("requests")))
+        if isinstance(getattr(self.summarizer, "stats", None), dict):
+            self.summarizer.stats.update(counters.get("summarizer", {}))
         self.step = int(state.get("step", 0))
         self.evals = {int(k): v for k, v in state.get("evals", {}).items()}

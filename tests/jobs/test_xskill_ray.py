@@ -4,6 +4,7 @@ fresh actor, and a dead actor degrades a loop to "no context" instead of failing
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -81,5 +82,9 @@ def test_memory_actor_accumulates_snapshots_and_degrades(ray_cluster: None, tmp_
     dead = episode(new, None, "g10", context)  # the actor is gone: no context, the episode still runs
     assert dead.success and dead.steps[0].observation.info["xskill"] == "failed"
     fresh = start_memory("xskill-test")
-    XSkillHook(fresh, ProgrammaticSummarizer(), tmp_path).load_state(state)
+    resumed = XSkillHook(fresh, ProgrammaticSummarizer(), tmp_path)
+    resumed.load_state(json.loads(json.dumps(state)))
+    # the counters go on from the checkpoint's (7 context requests, 2 groups summarized), not from 0
+    assert ray.get(fresh.stats.remote())["xskill/context_requests"] == 7
+    assert resumed.summarizer.stats["groups"] == 2  # type: ignore[attr-defined]
     assert ray.get(fresh.context.remote(new.instruction))["text"] == shown.steps[0].observation.text.split("\n--\n")[0]
