@@ -40,7 +40,7 @@ from pydantic import field_validator
 from rich.console import Console
 
 from raygent.environments.web.grammar import ClickLabel
-from raygent.environments.web.observe import parse
+from raygent.environments.web.observe import find_label, parse
 from raygent.environments.web.registry import available_apps, make_task
 from raygent.jobs.web_agent import screens
 from raygent.jobs.web_agent.demos import demonstrations, first_screens
@@ -87,13 +87,15 @@ def element_names(observation: str) -> dict[int, str]:
     return {e.id: e.name for e in parse(strip_context(observation)) if e.id is not None}
 
 
-def web_step(action: str, names: Mapping[int, str], letters: Mapping[Value, str]) -> str:
-    """One action with its element id replaced by the element's name, and the task's parameters by their
+def web_step(action: str, screen: str, letters: Mapping[Value, str]) -> str:
+    """One action on `screen` with its element id replaced by the element's name, and the task's parameters by their
     placeholders: a name or a typed text that is one of the task's names (quoted, or a file name) or holds one as
     a whole word (`Show A` for the layer “Logo”'s box `Show Logo`), a number in the other arguments; an id not on
     the screen, or of an element without a name, stays. A click becomes the action
-    that clicks by name, `click_label("Mute")`, which an agent can run as written (and a click by name is
-    abstracted the same way)."""
+    that clicks by name, `click_label("Mute")`, which an agent can run as written; a click by name is written with
+    the name of the element it clicked (`find_label`: `click_label("Todo.txt")` clicks `todo.txt`), so every
+    spelling of one click is one step, and abstracted the same way."""
+    names = element_names(screen)
 
     def named(name: str) -> str:
         key: Value = int(name) if name.isdigit() else name
@@ -107,7 +109,11 @@ def web_step(action: str, names: Mapping[int, str], letters: Mapping[Value, str]
 
     by_label = _CLICK_LABEL.match(action)
     if by_label:
-        return ClickLabel(label=named(by_label.group(1))).render()
+        try:
+            clicked = names[find_label(strip_context(screen), by_label.group(1))]
+        except LookupError:  # no such element (or several): the name as the agent wrote it
+            clicked = by_label.group(1)
+        return ClickLabel(label=named(clicked)).render()
     match = _ELEMENT_ACTION.match(action)
     element = names.get(int(match.group(2)), "") if match else ""
     if not match or not element.strip():  # not an element action, not on the screen, or without a name
@@ -127,7 +133,7 @@ def web_procedure(instruction: str, rollout: Rollout) -> list[str]:
     for index, value in enumerate(values[: len(PLACEHOLDERS)]):
         letters.setdefault(value, PLACEHOLDERS[index])
     return [
-        web_step(action, element_names(observation), letters)
+        web_step(action, observation, letters)
         for observation, action in zip(rollout.observations, rollout.actions, strict=False)
     ]
 

@@ -60,6 +60,9 @@ def test_quoted_names_are_parameters_so_a_skill_serves_other_names() -> None:
     ]
     assert web_procedure(instruction, wins[0]) == ['click_label("A")', 'type("Title", "B")']
     assert web_procedure(instruction, wins[1]) == web_procedure(instruction, wins[0])
+    # a click by name is written as the screen names the element it clicked (click_label ignores case)
+    spelled = rollout(['click_label("brass MEADOW")', 'click_label("title")'], True, [TRACKS, TRACKS])
+    assert web_procedure(instruction, spelled) == ['click_label("A")', 'click_label("Title")']
     # what names nothing stays as it was: an empty click by name, a click on an element without a name
     assert web_procedure(instruction, rollout(['click_label("")', "click(5)"], False, ["", '[5] img ""'])) == [
         'click_label("")',
