@@ -55,8 +55,9 @@ NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
 """A whole number in a text (not part of a word or a decimal): what a situation abstracts."""
 QUOTED = re.compile(r'“([^“”]+)”|"([^"]+)"|`([^`]+)`')
 """A name or text the instruction quotes (“…”, "…" or `…`): a situation abstracts what is inside, quotes kept."""
-FILE_NAME = re.compile(r"(?<![\w.])([A-Za-z_][\w-]*\.[A-Za-z]{1,5})(?![\w.])")
-"""An unquoted file name (`calc.mini`, `todo.txt`): a parameter like a quoted name."""
+FILE_NAME = re.compile(r"(?<![\w./])([A-Za-z_][\w-]*(?:/[\w-]+)*\.[A-Za-z]{2,5})(?!\w|\.\w)")
+"""An unquoted file name (`calc.mini`, `todo.txt`, `lib/tools.mini`; a sentence's full stop may follow it): a
+parameter like a quoted name."""
 _PARAMETER = re.compile(f"{QUOTED.pattern}|{FILE_NAME.pattern}|{NUMBER.pattern}")
 Value = int | str
 """One parameter of a task: a number, a file name, or a quoted name or text."""

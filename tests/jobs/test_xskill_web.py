@@ -53,6 +53,13 @@ def test_quoted_names_are_parameters_so_a_skill_serves_other_names() -> None:
         ["helpers.mini", "print 11 * 4"],
     )
     assert situation_of("Set the playback speed to 0.5×.")[1] == []  # a decimal is no parameter
+    # a file name ends a sentence, or has folders (each was left in the situation: a skill for one file only)
+    assert situation_of("Create a new, empty file named lib/tools.mini.") == (
+        "Create a new, empty file named A.",
+        ["lib/tools.mini"],
+    )
+    assert situation_of("Rename the file main.mini to copy_main.mini.")[1] == ["main.mini", "copy_main.mini"]
+    assert situation_of("Use a short name, e.g. a.b or report.final.txt.")[1] == []
     instruction = 'Rename the track "Brass Meadow" to "Low Tide".'
     wins = [
         rollout(["click(21)", 'type(30, "Low Tide")'], True, [TRACKS, TRACKS]),
