@@ -5,6 +5,7 @@ fresh actor, and a dead actor degrades a loop to "no context" instead of failing
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -78,7 +79,11 @@ def test_memory_actor_accumulates_snapshots_and_degrades(ray_cluster: None, tmp_
     assert shown.success and shown.steps[0].observation.text.startswith("memory:\nskill: calc(11*13) ; calc(R+2)")
     state = hook.state()
     assert (tmp_path / state["file"]).exists()
-    ray.kill(actor)
+    ray.kill(actor)  # asynchronous: wait until the actor is gone before the next episode asks it
+    with pytest.raises(ray.exceptions.RayActorError):
+        for _ in range(300):
+            ray.get(actor.ping.remote(), timeout=10)
+            time.sleep(0.1)
     dead = episode(new, None, "g10", context)  # the actor is gone: no context, the episode still runs
     assert dead.success and dead.steps[0].observation.info["xskill"] == "failed"
     fresh = start_memory("xskill-test")
@@ -86,5 +91,5 @@ def test_memory_actor_accumulates_snapshots_and_degrades(ray_cluster: None, tmp_
     resumed.load_state(json.loads(json.dumps(state)))
     # the counters go on from the checkpoint's (7 context requests, 2 groups summarized), not from 0
     assert ray.get(fresh.stats.remote())["xskill/context_requests"] == 7
-    assert resumed.summarizer.stats["groups"] == 2  # type: ignore[attr-defined]
+    assert resumed.summarizer.stats["groups"] == 2
     assert ray.get(fresh.context.remote(new.instruction))["text"] == shown.steps[0].observation.text.split("\n--\n")[0]
