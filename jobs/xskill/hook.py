@@ -146,7 +146,6 @@ class XSkillHook(TrainerHook):
         bank = MemoryBank.load(path, state.get("sha256"))
         counters = state.get("counters", {})
         ray.get(self.actor.restore.remote(bank.snapshot(), str(path), counters.get("requests")))
-        if isinstance(getattr(self.summarizer, "stats", None), dict):
-            self.summarizer.stats.update(counters.get("summarizer", {}))
+        getattr(self.summarizer, "stats", {}).update(counters.get("summarizer", {}))
         self.step = int(state.get("step", 0))
         self.evals = {int(k): v for k, v in state.get("evals", {}).items()}
