@@ -121,19 +121,19 @@ def focus(elements: list[Element]) -> list[Element]:
     return _subtree(elements, index)
 
 
-def find_label(text: str, label: str) -> int:
-    """The id of the actionable element named `label` on the screen `text`, as a person finds a control by the
-    words on it: among the elements in `focus` first (an open dialog or menu), then the whole screen; the exact
-    name first, then ignoring case and surrounding quotes or spaces, then (a label ending in "…", as a compact
-    screen cuts long names) by its beginning; of several elements with the name, the one control
-    (`PRESSABLE_ROLES`).
+def find_label(screen: str | list[Element], label: str) -> int:
+    """The id of the actionable element named `label` on the screen (its text, or its `parse`d elements), as a
+    person finds a control by the words on it: among the elements in `focus` first (an open dialog or menu), then
+    the whole screen; the exact name first, then ignoring case and surrounding quotes or spaces, then (a label
+    ending in "…", as a compact screen cuts long names) by its beginning; of several elements with the name, the
+    one control (`PRESSABLE_ROLES`).
 
     Raises `LookupError` naming what is there when no element, or more than one, has that name.
     """
     wanted = label.strip().strip("\"'“”‘’").strip()
     if not wanted:
         raise LookupError("an empty label names no element")
-    everything = parse(text)
+    everything = parse(screen) if isinstance(screen, str) else screen
     elements = [e for e in everything if e.id is not None]
     focused = [e for e in focus(everything) if e.id is not None]
     for scope in (focused, elements):

@@ -82,11 +82,6 @@ WEB_TASK_KWARGS = (
 )
 
 
-def element_names(observation: str) -> dict[int, str]:
-    """Element id → name on one screen (the compact or full observation text; a memory context is skipped)."""
-    return {e.id: e.name for e in parse(strip_context(observation)) if e.id is not None}
-
-
 def web_step(action: str, screen: str, letters: Mapping[Value, str]) -> str:
     """One action on `screen` with its element id replaced by the element's name, and the task's parameters by their
     placeholders: a name or a typed text that is one of the task's names (quoted, or a file name) or holds one as
@@ -95,7 +90,8 @@ def web_step(action: str, screen: str, letters: Mapping[Value, str]) -> str:
     that clicks by name, `click_label("Mute")`, which an agent can run as written; a click by name is written with
     the name of the element it clicked (`find_label`: `click_label("Todo.txt")` clicks `todo.txt`), so every
     spelling of one click is one step, and abstracted the same way."""
-    names = element_names(screen)
+    elements = parse(strip_context(screen))  # the compact or full observation text; a memory context skipped
+    names = {e.id: e.name for e in elements if e.id is not None}
 
     def named(name: str) -> str:
         key: Value = int(name) if name.isdigit() else name
@@ -110,7 +106,7 @@ def web_step(action: str, screen: str, letters: Mapping[Value, str]) -> str:
     by_label = _CLICK_LABEL.match(action)
     if by_label:
         try:
-            clicked = names[find_label(strip_context(screen), by_label.group(1))]
+            clicked = names[find_label(elements, by_label.group(1))]
         except LookupError:  # no such element (or several): the name as the agent wrote it
             clicked = by_label.group(1)
         return ClickLabel(label=named(clicked)).render()

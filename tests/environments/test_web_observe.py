@@ -45,6 +45,7 @@ def test_focus_is_the_open_menu_with_its_menu_bar_or_the_last_dialog() -> None:
 )
 def test_find_label_looks_where_attention_is_then_everywhere(label: str, element: int) -> None:
     assert find_label(SCREEN, label) == element
+    assert find_label(parse(SCREEN), label) == element  # a screen already parsed: the same element
 
 
 def test_find_label_refuses_an_absent_an_ambiguous_or_an_empty_name() -> None:

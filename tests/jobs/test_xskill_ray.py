@@ -63,7 +63,7 @@ def test_memory_actor_accumulates_snapshots_and_degrades(ray_cluster: None, tmp_
     import ray
 
     actor = start_memory("xskill-test")
-    context = LoopContext(tokenizer=None, prompt_format=PromptFormat(), kwargs={"actor": "xskill-test"})  # type: ignore[arg-type]
+    context = LoopContext(tokenizer=None, prompt_format=PromptFormat(), kwargs={"actor": "xskill-test"})
     hook = XSkillHook(actor, ProgrammaticSummarizer(), tmp_path, rl=False)
     batch = []
     for number, operands in enumerate(([37, 12, 5], [21, 40, 9])):
@@ -72,7 +72,7 @@ def test_memory_actor_accumulates_snapshots_and_degrades(ray_cluster: None, tmp_
         batch += [episode(task, [f"answer({operands[0]})"], f"g{number}", context)]
     assert all(t.steps[0].observation.info["xskill"] == "empty" for t in batch)  # nothing learned yet
     assert hook.on_trajectories(1, batch) == []  # frozen: the learner gets nothing
-    stats = hook.after_update(1, [], None)  # type: ignore[arg-type]
+    stats = hook.after_update(1, [], None)
     assert stats["xskill/skills"] == 1 and stats["xskill/experiences"] >= 1 and stats["xskill/context_empty"] == 6
     new = make_task("a*b+c", [11, 13, 2], 1)
     shown = episode(new, None, "g9", context)
