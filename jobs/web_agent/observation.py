@@ -74,11 +74,12 @@ def by_label(screen: str, action: str) -> str:
     match = re.fullmatch(r"\s*click\((\d+)\)\s*", action)
     if match is None:
         return action
-    name = next((e.name for e in parse(screen) if e.id == int(match[1])), "")
+    elements = parse(screen)
+    name = next((e.name for e in elements if e.id == int(match[1])), "")
     if not name or (len(name) >= MAX_TEXT_CHARS and name.endswith("…")):
         return action
     try:
-        found = find_label(screen, name)
+        found = find_label(elements, name)
     except LookupError:
         return action
     return ClickLabel(label=name).render() if found == int(match[1]) else action
