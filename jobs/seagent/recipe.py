@@ -84,9 +84,10 @@ def train_wsm(settings: SeagentSettings, console: Console) -> tuple[str, dict[st
     from raygent.jobs.seagent.wsm_data import record_tasks
     from raygent.jobs.seagent.wsm_train import finetune, samples
     from raygent.policies.loading import resolve_model
+    from raygent.rewards.seagent.lm_judge import PROMPT_FORMAT
 
     key = f"{settings.wsm_base}-{'-'.join(settings.wsm_apps)}-s{settings.wsm_seeds}-l{settings.wsm_train_layers}"
-    key += f"-e{settings.wsm_epochs}-lr{settings.wsm_lr:g}"
+    key += f"-e{settings.wsm_epochs}-lr{settings.wsm_lr:g}-p{PROMPT_FORMAT}"
     out = cache_root("seagent", "judges") / key
     stats_file = out / "training.json"
     with file_lock(out.with_suffix(".lock")):

@@ -22,6 +22,9 @@ import torch
 
 YES, NO = " yes", " no"
 MAX_PROMPT_TOKENS = 160
+PROMPT_FORMAT = 2
+"""Bumped when what the judge reads changes (2: `fit` keeps the task line), so a cached judge of an older format
+is fine-tuned again rather than reused."""
 
 
 def step_prompt(instruction: str, action: str, caption: str) -> str:
@@ -47,14 +50,29 @@ def answer_ids(tokenizer: Any) -> tuple[int, int]:
     return int(yes[-1]), int(no[-1])
 
 
+def fit(tokenizer: Any, prompt: str, max_tokens: int = MAX_PROMPT_TOKENS) -> list[int]:
+    """The prompt's token ids, at most `max_tokens`: a longer prompt keeps its first line (the task) and its last
+    (the question) whole and cuts the lines between from their end (the caption's last lines: what appeared or
+    disappeared after what changed value). Until 2026-12-06 it kept only its end, which for a caption near its
+    400 characters cut the task line: the judge was trained and asked without the instruction it judges."""
+    ids = tokenizer.encode(prompt, add_special_tokens=False)
+    if len(ids) <= max_tokens:
+        return list(ids)
+    first, _, rest = prompt.partition("\n")
+    middle, _, last = rest.rpartition("\n")
+    head = tokenizer.encode(first + "\n", add_special_tokens=False)
+    tail = tokenizer.encode("\n" + last, add_special_tokens=False)
+    room = max_tokens - len(head) - len(tail)
+    if room <= 0:  # a task or question longer than the budget: its end, as before
+        return list(ids[-max_tokens:])
+    return [*head, *tokenizer.encode(middle, add_special_tokens=False)[:room], *tail]
+
+
 def encode_batch(
     tokenizer: Any, prompts: Sequence[str], max_tokens: int = MAX_PROMPT_TOKENS
 ) -> dict[str, torch.Tensor]:
-    """Right-padded ids and mask; a prompt longer than `max_tokens` keeps its end (the question)."""
-    rows = []
-    for prompt in prompts:
-        ids = tokenizer.encode(prompt, add_special_tokens=False)
-        rows.append(ids[-max_tokens:])
+    """Right-padded ids and mask of the prompts, each `fit` to `max_tokens`."""
+    rows = [fit(tokenizer, prompt, max_tokens) for prompt in prompts]
     width = max(len(r) for r in rows)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     ids = torch.full((len(rows), width), int(pad), dtype=torch.long)

@@ -209,6 +209,24 @@ def tiny_judge_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_model("tiny-qwen2", tokenizer, directory)
 
 
+def test_a_long_prompt_keeps_its_task_and_its_question(tiny_judge_base: Path) -> None:
+    from transformers import AutoTokenizer
+
+    from raygent.rewards.seagent.lm_judge import done_prompt, fit
+
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_judge_base))
+    long_caption = "\n".join([caption(BEFORE, AFTER)] * 12)
+    prompt = done_prompt("Mute the sound.", long_caption)
+    whole = tokenizer.encode(prompt, add_special_tokens=False)
+    kept = fit(tokenizer, prompt, 60)
+    assert len(whole) > 60 and len(kept) <= 60
+    text = tokenizer.decode(kept)
+    assert text.startswith("Task: Mute the sound.") and text.endswith("Is the task fully done now? Answer:")
+    assert fit(tokenizer, "Task: Mute.\nAnswer:", 60) == tokenizer.encode(
+        "Task: Mute.\nAnswer:", add_special_tokens=False
+    )
+
+
 def test_the_lm_judge_learns_its_labels_and_judges_through_the_reward_interface(
     tiny_judge_base: Path, tmp_path: Path
 ) -> None:
