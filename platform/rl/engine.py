@@ -80,6 +80,11 @@ class InferenceEngine:
         """Returns the version once the backend is loaded (callers wait on it after creating the actor)."""
         return self.backend.version
 
+    def loads(self) -> int:
+        """Weight loads since this process started: 0 after Ray restarted the actor (a crash, or the memory
+        monitor's kill), whatever was pushed before; it then holds the weights it was started from."""
+        return len(self.stats.versions)
+
     def get_stats(self) -> dict[str, Any]:
         return {**self.stats.__dict__, "version": self.backend.version}
 

@@ -21,7 +21,11 @@ One RL step, in order (each a seam a paper plugs into without editing this file)
   `max_staleness` is dropped (`stale: drop`) or kept with truncated importance weights (`stale: importance`).
 - **policy version** = number of weight syncs; every step records it.
 - **faults**: a worker that dies is restarted by Ray (`max_restarts`) and its batch resubmitted, at most
-  `rollout.max_attempts` times; environment crashes are retried inside the worker (`rollout.EpisodeRunner`).
+  `rollout.max_attempts` times; environment crashes are retried inside the worker (`rollout.EpisodeRunner`). An
+  inference engine Ray restarted comes back with the weights it was started from: before each dispatch the
+  trainer pushes the weights again to engines that took none since they started (`rollout/engine_resyncs`), a
+  training group generated on such an engine is dropped (its version is not the batch's), and an evaluation
+  that met one runs again.
 - **checkpoints** every `checkpoint_every` steps and at the end of each stage; `resume` continues from the
   newest, with the task stream, version and metrics log rewound to it, so no batch is repeated or skipped.
 """
@@ -71,6 +75,8 @@ class _Batch:
     params: SamplingParams
     dispatched: list[tuple[int, list[EpisodeRequest], Any]] = field(default_factory=list)
     started: float = 0.0
+    version: int = 0
+    """The weights' version the engines held when the batch was dispatched."""
 
 
 class AgentTrainer:
@@ -95,6 +101,8 @@ class AgentTrainer:
         self.log = m.MetricsLog(run_dir, tensorboard=config.trainer.tensorboard)
         self.version = 0
         self.worker_restarts = 0
+        self.pushes = 0
+        self.engine_resyncs = 0
         self.hooks = [*build_hooks(config.trainer.hooks), *hooks]
         self.last_eval: list[Trajectory] = []
         self.last_extra_evals: dict[str, list[Trajectory]] = {}
@@ -309,7 +317,9 @@ class AgentTrainer:
     def _dispatch(
         self, index: int, tasks: list[Task], params: SamplingParams | None = None, group_size: int = 0
     ) -> _Batch:
+        self._engines_current()
         batch = _Batch(index, tasks, params or self.config.rollout.sampling, started=time.perf_counter())
+        batch.version = self.version
         for worker_index, requests in enumerate(
             self._requests(f"b{index}", tasks, group_size or self.config.rollout.group_size)
         ):
@@ -347,12 +357,18 @@ class AgentTrainer:
     def _train(self, step: int, batch: _Batch, trajectories: list[Trajectory], generate_s: float) -> dict[str, Any]:
         trainer = self.config.trainer
         fresh, dropped = trajectories, 0
+        stale_groups: set[str] = set()
         if trainer.mode == "async" and trainer.stale == "drop":
             stale_groups = {
                 t.group_id
                 for t in trajectories
                 if not t.infra_failure and self.version - t.policy_version > trainer.max_staleness
             }
+        elif trainer.mode == "sync":  # every episode ran on the batch's weights, unless an engine was restarted
+            stale_groups = {
+                t.group_id for t in trajectories if not t.infra_failure and t.policy_version != batch.version
+            }
+        if stale_groups:
             dropped = len(stale_groups)
             fresh = [t for t in trajectories if t.group_id not in stale_groups]
         judged, stats = self.judge(fresh)
@@ -385,6 +401,7 @@ class AgentTrainer:
             m.TIMING_SYNC: sync_s,
             m.DROPPED_STALE: dropped,
             m.WORKER_RESTARTS: self.worker_restarts,
+            m.ENGINE_RESYNCS: self.engine_resyncs,
             **rollout_metrics(collected, self.version - 1, generate_s),
             **stats,
         }
@@ -401,8 +418,15 @@ class AgentTrainer:
             return {}
         begin = time.perf_counter()
         owner = {id(task): name for name, tasks in sets.items() for task in tasks}
-        batch = self._dispatch(-1, [t for tasks in sets.values() for t in tasks], self.config.rollout.eval_sampling, 1)
-        trajectories, _ = self._collect(batch)
+        for _ in range(2):  # once more if an engine was restarted meanwhile: it answered with its initial weights
+            resyncs = self.engine_resyncs
+            batch = self._dispatch(
+                -1, [t for tasks in sets.values() for t in tasks], self.config.rollout.eval_sampling, 1
+            )
+            trajectories, _ = self._collect(batch)
+            self._engines_current()
+            if self.engine_resyncs == resyncs:
+                break
         requests = [request for _, worker_requests, _ in batch.dispatched for request in worker_requests]
         judged: dict[str, list[Trajectory]] = {name: [] for name in sets}
         for request, trajectory in zip(requests, trajectories, strict=True):  # _collect keeps dispatch order
@@ -425,6 +449,7 @@ class AgentTrainer:
             lines.append(f"{rates[key]:.3f} on {len(done)} {name or 'held-out'} tasks")
         record.update(rates)
         record[m.EVAL_OUTCOMES] = {t.task.id: bool(t.success) for t in self.last_eval}
+        record[m.ENGINE_RESYNCS] = self.engine_resyncs
         self.log.write({**record, m.VERSION: self.version, "timing/eval": time.perf_counter() - begin})
         self.console.print(f"eval at step {step}: success " + ", ".join(lines))
         return rates
@@ -453,7 +478,19 @@ class AgentTrainer:
         return float("nan")
 
     def _push_weights(self) -> float:
+        self.pushes += 1
         return self.sync.push(self.learner.rank0, self.engines, self.version)
+
+    def _engines_current(self) -> None:
+        """Pushes the weights again when an engine took none since it started (Ray restarted it: it holds the
+        weights it was started from, not the trained ones); counted as `rollout/engine_resyncs`."""
+        if not self.pushes:
+            return
+        loads = ray.get([engine.loads.remote() for engine in self.engines])
+        if 0 in loads:
+            self.engine_resyncs += 1
+            self.console.print(f"[yellow]{loads.count(0)} inference engine(s) restarted: weights pushed again[/]")
+            self._push_weights()
 
     def _checkpoint(self, stage: str, step: int, next_batch: int | None = None) -> None:
         directory = ckpt.checkpoint_dir(self.run_dir, stage, step)

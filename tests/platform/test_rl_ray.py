@@ -135,6 +135,31 @@ def test_a_killed_rollout_worker_is_restarted_and_its_batch_resubmitted(
         trainer.shutdown()
 
 
+def test_a_restarted_engine_gets_the_trained_weights_back_before_it_serves(
+    cluster: None, model_dir: Path, tmp_path: Path
+) -> None:
+    config = small_config(trainer={"steps": 1, "eval_tasks": 2})
+    trainer = AgentTrainer(config, tmp_path, str(model_dir))
+    try:
+        trainer.version = 5
+        trainer._push_weights()  # as after training: the engine holds version 5
+        ray.kill(trainer.engines[0], no_restart=False)  # Ray restarts it from the initial model (version 0)
+        for _ in range(600):  # until the restarted engine answers
+            try:
+                ray.get(trainer.engines[0].ready.remote(), timeout=1)
+                break
+            except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+                continue
+        assert ray.get(trainer.engines[0].loads.remote()) == 0
+        trainer._evaluate(1)
+        assert trainer.engine_resyncs == 1 and ray.get(trainer.engines[0].version.remote()) == 5
+        assert trainer.last_eval and {t.policy_version for t in trainer.last_eval} == {5}
+        record = [r for r in trainer.log.read() if r[m.STAGE] == "eval"][-1]
+        assert record[m.ENGINE_RESYNCS] == 1
+    finally:
+        trainer.shutdown()
+
+
 def test_async_training_overlaps_rollouts_with_bounded_staleness(
     cluster: None, model_dir: Path, tmp_path: Path
 ) -> None:
