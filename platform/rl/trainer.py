@@ -419,6 +419,7 @@ class AgentTrainer:
         begin = time.perf_counter()
         owner = {id(task): name for name, tasks in sets.items() for task in tasks}
         for _ in range(2):  # once more if an engine was restarted meanwhile: it answered with its initial weights
+            self._engines_current()  # one restarted before the evaluation: pushed now, not counted as meanwhile
             resyncs = self.engine_resyncs
             batch = self._dispatch(
                 -1, [t for tasks in sets.values() for t in tasks], self.config.rollout.eval_sampling, 1
@@ -486,7 +487,14 @@ class AgentTrainer:
         weights it was started from, not the trained ones); counted as `rollout/engine_resyncs`."""
         if not self.pushes:
             return
-        loads = ray.get([engine.loads.remote() for engine in self.engines])
+        for attempt in range(120):  # an engine being restarted answers once it is back
+            try:
+                loads = ray.get([engine.loads.remote() for engine in self.engines])
+                break
+            except ray.exceptions.ActorUnavailableError:
+                if attempt == 119:
+                    raise
+                time.sleep(0.5)
         if 0 in loads:
             self.engine_resyncs += 1
             self.console.print(f"[yellow]{loads.count(0)} inference engine(s) restarted: weights pushed again[/]")

@@ -144,13 +144,15 @@ def test_a_restarted_engine_gets_the_trained_weights_back_before_it_serves(
         trainer.version = 5
         trainer._push_weights()  # as after training: the engine holds version 5
         ray.kill(trainer.engines[0], no_restart=False)  # Ray restarts it from the initial model (version 0)
-        for _ in range(600):  # until the restarted engine answers
+        loads = -1
+        for _ in range(600):  # until the restarted engine answers (ray.kill is asynchronous: the old one may first)
             try:
-                ray.get(trainer.engines[0].ready.remote(), timeout=1)
-                break
-            except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+                loads = ray.get(trainer.engines[0].loads.remote(), timeout=1)
+            except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError, ray.exceptions.GetTimeoutError):
                 continue
-        assert ray.get(trainer.engines[0].loads.remote()) == 0
+            if loads == 0:
+                break
+        assert loads == 0
         trainer._evaluate(1)
         assert trainer.engine_resyncs == 1 and ray.get(trainer.engines[0].version.remote()) == 5
         assert trainer.last_eval and {t.policy_version for t in trainer.last_eval} == {5}
