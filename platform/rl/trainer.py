@@ -318,8 +318,8 @@ class AgentTrainer:
         self, index: int, tasks: list[Task], params: SamplingParams | None = None, group_size: int = 0
     ) -> _Batch:
         self._engines_current()
-        batch = _Batch(index, tasks, params or self.config.rollout.sampling, started=time.perf_counter())
-        batch.version = self.version
+        params = params or self.config.rollout.sampling
+        batch = _Batch(index, tasks, params, started=time.perf_counter(), version=self.version)
         for worker_index, requests in enumerate(
             self._requests(f"b{index}", tasks, group_size or self.config.rollout.group_size)
         ):
