@@ -6,9 +6,11 @@ Fine-tunes the judge exactly as `raygent run seagent` does (`seagent.wsm_*`: Smo
 checker-labelled trajectories of four other apps; cached after the first run, keyed by those settings and the
 judge's prompt format) and measures it on the learned app (`seagent.app`, the media player) with that app's
 checker: `seagent.wsm_eval_seeds` parameter seeds per template, each as an expert, a prefix, a deviation and a
-random trajectory. Per kind and overall it prints the success accuracy beside "always failed", and the
-first-error-step accuracy on the checker's failures beside "always step 0". Last line:
-`success_accuracy=… always_failed=… first_error_accuracy=… first_error_at_0=… judged_success_rate=…`.
+random trajectory, and each again under two other tasks' instructions (`swapped`, labelled by those tasks'
+checkers on its final state: a judge that reads the instruction says "not done" to most). Per kind and overall it
+prints the success accuracy beside "always failed", and the first-error-step accuracy on the checker's failures
+beside "always step 0". Last line: `success_accuracy=… always_failed=… first_error_accuracy=… first_error_at_0=…
+judged_success_rate=… swapped_accuracy=… swapped_judged_done=…`.
 """
 
 from __future__ import annotations
@@ -52,14 +54,16 @@ def main() -> None:
             f"{row['judged_success_rate']:.3f}); first error {row.get('first_error_accuracy', float('nan')):.3f} "
             f"(always step 0 {row.get('first_error_at_0_accuracy', float('nan')):.3f})"
         )
-    overall = judge["agreement"]["all"]
+    overall, swapped = judge["agreement"]["all"], judge["agreement"].get("swapped", {})
     print(f"training: {judge.get('training', 'a given judge (seagent.wsm_model)')}")
     print(f"minutes={(time.perf_counter() - began) / 60:.1f}")
     print(
         f"success_accuracy={overall['success_accuracy']:.3f} always_failed={overall['always_failed_accuracy']:.3f} "
         f"first_error_accuracy={overall['first_error_accuracy']:.3f} "
         f"first_error_at_0={overall['first_error_at_0_accuracy']:.3f} "
-        f"judged_success_rate={overall['judged_success_rate']:.3f}"
+        f"judged_success_rate={overall['judged_success_rate']:.3f} "
+        f"swapped_accuracy={swapped.get('success_accuracy', float('nan')):.3f} "
+        f"swapped_judged_done={swapped.get('judged_success_rate', float('nan')):.3f}"
     )
 
 

@@ -81,13 +81,13 @@ def wsm_tasks(apps: tuple[str, ...], seeds: int) -> list[Any]:
 
 def train_wsm(settings: SeagentSettings, console: Console) -> tuple[str, dict[str, Any]]:
     """The judge's directory (fine-tuned once and cached) and its training stats."""
-    from raygent.jobs.seagent.wsm_data import record_tasks
+    from raygent.jobs.seagent.wsm_data import VERSION, record_tasks
     from raygent.jobs.seagent.wsm_train import finetune, samples
     from raygent.policies.loading import resolve_model
     from raygent.rewards.seagent.lm_judge import PROMPT_FORMAT
 
     key = f"{settings.wsm_base}-{'-'.join(settings.wsm_apps)}-s{settings.wsm_seeds}-l{settings.wsm_train_layers}"
-    key += f"-e{settings.wsm_epochs}-lr{settings.wsm_lr:g}-p{PROMPT_FORMAT}"
+    key += f"-w{settings.wsm_swapped}-e{settings.wsm_epochs}-lr{settings.wsm_lr:g}-p{PROMPT_FORMAT}-d{VERSION}"
     out = cache_root("seagent", "judges") / key
     stats_file = out / "training.json"
     with file_lock(out.with_suffix(".lock")):
@@ -95,7 +95,7 @@ def train_wsm(settings: SeagentSettings, console: Console) -> tuple[str, dict[st
             return str(out), json.loads(stats_file.read_text())
         with console.status("recording the judge's training trajectories"):
             records = record_tasks(wsm_tasks(settings.wsm_apps, settings.wsm_seeds), settings.record_workers)
-        step_data, done_data = samples(records)
+        step_data, done_data = samples(records, swap=settings.wsm_swapped)
         console.print(f"wsm: {len(records)} trajectories, {len(step_data)} step and {len(done_data)} done samples")
         stats = finetune(
             resolve_model(settings.wsm_base),
@@ -112,14 +112,15 @@ def train_wsm(settings: SeagentSettings, console: Console) -> tuple[str, dict[st
 
 
 def wsm_agreement(settings: SeagentSettings, model: str, console: Console) -> dict[str, Any]:
-    """The judge against the learned app's checker (`wsm_train.agreement`)."""
+    """The judge against the learned app's checker (`wsm_train.agreement`, with two swapped instructions per
+    trajectory: does it read the instruction?)."""
     from raygent.jobs.seagent.wsm_data import record_tasks
     from raygent.jobs.seagent.wsm_train import agreement
     from raygent.rewards.seagent.wsm import WorldStateModel
 
     with console.status(f"recording {settings.app}'s checker-labelled trajectories"):
         records = record_tasks(wsm_tasks((settings.app,), settings.wsm_eval_seeds), settings.record_workers)
-    return agreement(WorldStateModel(model=model), records)
+    return agreement(WorldStateModel(model=model), records, swap=2)
 
 
 class Seagent:

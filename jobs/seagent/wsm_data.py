@@ -11,7 +11,9 @@ the actions:
   screen that is not the expert's next action, then `finished()`.
 - **random**: 1–3 random clicks, then `finished()`.
 
-Labels: `success` is the checker's verdict at the end (never a guess). `first_error` (failures only) is the
+Labels: `success` is the checker's verdict at the end (never a guess); `state` is the app's state at the end
+(what every checker reads), so another task's checker can label the same trajectory under its instruction
+(`wsm_train.samples`' swapped done questions). `first_error` (failures only) is the
 first step that leaves the expert's path: the first action that differs from the expert's at the same index, or
 the `finished()` step when every action before it was the expert's (the episode stopped short). A run is
 deterministic from the task and the seed, so the expert's path is the reference; this is how the apps' checkers
@@ -19,7 +21,8 @@ and experts label steps here (SEAgent labelled its WSM data with a stronger mode
 
 `record_tasks(tasks, workers, seed)` records what is missing into the cache
 (`<cache>/seagent/wsm/<app fingerprint>/<task id>.json`, one file per task and seed) and returns the
-trajectories as dicts: `task_id`, `app`, `instruction`, `kind`, `screens`, `actions`, `success`, `first_error`.
+trajectories as dicts: `task_id`, `app`, `instruction`, `kind`, `screens`, `actions`, `success`, `first_error`,
+`state`.
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ from raygent.platform.contracts import Task
 from raygent.policies.cache import cache_root
 
 FINISH = "finished()"
-VERSION = "1"
+VERSION = "2"
+"""2: records carry the final `state`."""
 _IDS = re.compile(r"^\[(\d+)\]", re.M)
 
 Record = dict[str, Any]
@@ -92,6 +96,7 @@ class _Episode:
         self.actions: list[str] = []
         self.success = False
         self.over = False
+        self.state: dict[str, Any] = {}
 
     def step(self, action: str) -> None:
         if self.over:
@@ -107,9 +112,10 @@ class _Episode:
         self.over = terminated or truncated
 
     def finish(self) -> None:
-        """The closing `finished()` (the screen does not change; the verdict is the last step's)."""
+        """The closing `finished()` (the screen does not change; the verdict is the last step's) and the app's state."""
         self.actions.append(FINISH)
         self.screens.append(self.screens[-1])
+        self.state = self.env.read_state()
 
 
 def _expert_actions(env: BrowserEnv, task: Task) -> tuple[_Episode, list[str]]:
@@ -143,6 +149,7 @@ def _record(episode: _Episode, task: Task, kind: str, expert: Sequence[str], scr
         "actions": actions,
         "success": bool(episode.success),
         "first_error": None if episode.success else first_error(actions, expert),
+        "state": episode.state,
     }
 
 

@@ -3,7 +3,10 @@
 - `samples(records)`: the two yes/no questions of `rewards.seagent.lm_judge` from checker-labelled trajectories
   (`wsm_data.py`): each step that changed the screen, before the first error (yes) or at it (no), steps after it
   skipped; and per trajectory, the done question over the change from the first screen to the last (the
-  checker's success).
+  checker's success), then `swapped` more done questions over the same change under other tasks' instructions of
+  the same app, each labelled by that task's own checker on the trajectory's final state (mostly "no": the judge
+  has to read the instruction against the change, where matched pairs alone let it answer from how a
+  trajectory looks, e.g. an expert's complete menu path).
 - `finetune(base, samples, out)`: the pretrained preset (SmolLM2-135M-Instruct) with its top `train_layers`
   transformer blocks and final norm trained (embeddings, LM head and the blocks below frozen) on the logit
   difference logit(" yes") − logit(" no") with a class-balanced logistic loss; saved as a model directory that
@@ -26,6 +29,8 @@ from typing import Any
 
 import torch
 
+from raygent.environments.web.registry import make_task
+from raygent.environments.web.task import verdict
 from raygent.jobs.seagent.wsm_data import Record, is_finish
 from raygent.platform.contracts import Observation, Step, Trajectory
 from raygent.rewards.seagent.lm_judge import MAX_PROMPT_TOKENS, answer_ids, done_prompt, encode_batch, step_prompt
@@ -35,12 +40,51 @@ from raygent.rewards.seagent.wsm import FINAL_SCREEN_KEY, WorldStateModel
 Sample = tuple[str, bool]
 
 
-def samples(records: Sequence[Record], caption_chars: int = 400) -> tuple[list[Sample], list[Sample]]:
-    """(step samples, done samples) of the records (see the module docstring)."""
+def checker_says(task_id: str, state: dict[str, Any]) -> bool | None:
+    """Whether the suite task `task_id`'s checker calls `state` done; None when it cannot read that state (a
+    state of another task's start may lack what it looks up)."""
+    instance = make_task(task_id)
+    try:
+        return verdict(tuple(instance.task.validate(state, instance.params))).success
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        return None
+
+
+def swapped(records: Sequence[Record], per_record: int, seed: int = 0) -> list[Record]:
+    """Each record (with a `state`) again under up to `per_record` other instructions of its app, kind `swapped`,
+    its `success` that instruction's task's checker on the record's final state (a checker that cannot read that
+    state: left out); no first error (the expert path is the other task's)."""
+    rng = random.Random(seed)
+    tasks_of: dict[str, dict[str, str]] = {}  # app -> instruction -> a task id with it
+    for record in records:
+        tasks_of.setdefault(record["app"], {}).setdefault(record["instruction"], record["task_id"])
+    out: list[Record] = []
+    for record in records:
+        others = sorted(set(tasks_of[record["app"]]) - {record["instruction"]})
+        if "state" not in record:
+            continue
+        for instruction in rng.sample(others, min(per_record, len(others))):
+            task_id = tasks_of[record["app"]][instruction]
+            label = checker_says(task_id, record["state"])
+            if label is not None:
+                out.append({**record, "task_id": task_id, "instruction": instruction, "kind": "swapped",
+                            "success": label, "first_error": None})  # fmt: skip
+    return out
+
+
+def samples(
+    records: Sequence[Record], caption_chars: int = 400, swap: int = 0, seed: int = 0
+) -> tuple[list[Sample], list[Sample]]:
+    """(step samples, done samples) of the records, then the done samples of `swap` swapped instructions per
+    record (see the module docstring)."""
     steps: list[Sample] = []
     done: list[Sample] = []
-    for record in records:
+    for record in [*records, *swapped(records, swap, seed)]:
         screens, actions = record["screens"], record["actions"]
+        overall = caption(screens[0], screens[-1], caption_chars)
+        done.append((done_prompt(record["instruction"], overall), bool(record["success"])))
+        if record["kind"] == "swapped":
+            continue
         error = record["first_error"]
         for index, action in enumerate(actions):
             if error is not None and index > error:
@@ -49,8 +93,6 @@ def samples(records: Sequence[Record], caption_chars: int = 400) -> tuple[list[S
             if change == NO_CHANGE or is_finish(action):
                 continue
             steps.append((step_prompt(record["instruction"], action, change), error is None or index < error))
-        overall = caption(screens[0], screens[-1], caption_chars)
-        done.append((done_prompt(record["instruction"], overall), bool(record["success"])))
     return steps, done
 
 
@@ -161,13 +203,16 @@ def trajectory(record: Record, index: int = 0) -> Trajectory:
     return Trajectory(task=task, steps=steps, success=record["success"], group_id=f"g{index}")
 
 
-def agreement(wsm: WorldStateModel, records: Sequence[Record]) -> dict[str, Any]:
-    """The WSM against the checker on `records` (see the module docstring), overall and per trajectory kind."""
-    judged = wsm.judge([trajectory(r, i) for i, r in enumerate(records)])
-    rows = list(zip(records, judged, strict=True))
+def agreement(wsm: WorldStateModel, records: Sequence[Record], swap: int = 0) -> dict[str, Any]:
+    """The WSM against the checker on `records` (see the module docstring), overall and per trajectory kind; with
+    `swap`, also on that many swapped instructions per record (kind `swapped`, success only, not in `all`): a
+    judge that reads the instruction says "not done" to another task's trajectory."""
+    extra = swapped(records, swap) if swap else []
+    judged = wsm.judge([trajectory(r, i) for i, r in enumerate([*records, *extra])])
+    rows = list(zip([*records, *extra], judged, strict=True))
 
     def summary(subset: list[tuple[Record, Any]]) -> dict[str, float]:
-        failures = [(r, j) for r, j in subset if not r["success"]]
+        failures = [(r, j) for r, j in subset if not r["success"] and r["first_error"] is not None]
         out = {
             "n": float(len(subset)),
             "success_accuracy": sum(bool(r["success"]) == j.success for r, j in subset) / max(len(subset), 1),
@@ -183,5 +228,9 @@ def agreement(wsm: WorldStateModel, records: Sequence[Record]) -> dict[str, Any]
             out["first_error_at_0_accuracy"] = sum(r["first_error"] == 0 for r, _ in failures) / len(failures)
         return out
 
-    kinds = sorted({r["kind"] for r in records})
-    return {"all": summary(rows), **{kind: summary([(r, j) for r, j in rows if r["kind"] == kind]) for kind in kinds}}
+    matched = rows[: len(records)]
+    kinds = sorted({r["kind"] for r, _ in rows})
+    return {
+        "all": summary(matched),
+        **{kind: summary([(r, j) for r, j in rows if r["kind"] == kind]) for kind in kinds},
+    }

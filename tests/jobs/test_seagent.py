@@ -25,7 +25,7 @@ from raygent.jobs.seagent.curriculum import (
 from raygent.jobs.seagent.hook import Distill, JudgedSuccesses
 from raygent.jobs.seagent.settings import SeagentConfig
 from raygent.jobs.seagent.wsm_data import first_error, random_click
-from raygent.jobs.seagent.wsm_train import agreement, finetune, samples, trajectory
+from raygent.jobs.seagent.wsm_train import agreement, finetune, samples, swapped, trajectory
 from raygent.platform.contracts import Judgement, Observation, Step, Task, Trajectory
 from raygent.platform.rl.reward import apply_judgement
 from raygent.rewards.seagent.prompt import Frame, MalformedAnswer, judge_messages, keyframes, parse_answer
@@ -195,6 +195,35 @@ def test_samples_label_steps_before_the_first_error_yes_at_it_no_and_skip_after(
     steps, done = samples(records)
     assert [label for _, label in steps] == [True, False]  # the finish is not asked; the step after the error skipped
     assert "Unmute" in steps[0][0] and [label for _, label in done] == [True, False]
+
+
+def test_a_swapped_instruction_is_labelled_by_its_own_checker_on_the_trajectory_s_final_state() -> None:
+    from raygent.environments.web.registry import make_task
+
+    goals = {}
+    for seed in range(40):
+        instance = make_task(f"media_player/mute_audio/{seed}")
+        goals.setdefault(instance.params["muted"], instance)
+    mute, unmute = goals[True], goals[False]
+    muted = BEFORE.replace('"Mute"', '"Unmute"')
+
+    def record(instance: Any, kind: str, screens: list[str], success: bool, state: dict[str, Any] | None) -> Any:
+        out = {"task_id": instance.full_id, "app": "media_player", "instruction": instance.goal, "kind": kind,
+               "screens": screens, "actions": ["click(3)", "finished()"], "success": success,
+               "first_error": None if success else 0}  # fmt: skip
+        return {**out, "state": state} if state is not None else out
+
+    records = [
+        record(mute, "expert", [BEFORE, muted, muted], True, {"muted": True}),
+        record(unmute, "random", [BEFORE, muted, muted], False, {"muted": True}),  # muted it: not what it was asked
+        record(unmute, "prefix", [BEFORE, BEFORE, BEFORE], False, None),  # recorded before states were: not swapped
+    ]
+    swaps = swapped(records, per_record=3)
+    assert [(r["instruction"], r["success"]) for r in swaps] == [(unmute.goal, False), (mute.goal, True)]
+    assert all(r["kind"] == "swapped" and r["first_error"] is None for r in swaps)
+    steps, done = samples(records, swap=1)
+    assert len(steps) == 2 and [label for _, label in done] == [True, False, False, False, True]
+    assert done[-1][0].startswith(f"Task: {mute.goal}") and "Unmute" in done[-1][0]
 
 
 @pytest.fixture(scope="module")

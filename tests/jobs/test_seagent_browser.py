@@ -13,6 +13,7 @@ from raygent.environments.web.url_env import UrlUnavailable, url_task
 from raygent.jobs.seagent.curriculum import Curriculum
 from raygent.jobs.seagent.env import SeagentEnv
 from raygent.jobs.seagent.wsm_data import record_tasks
+from raygent.jobs.seagent.wsm_train import checker_says
 
 pytestmark = pytest.mark.browser
 
@@ -68,7 +69,8 @@ def test_the_judges_data_is_labelled_by_the_checker_and_the_experts_path(tmp_pat
     assert expert["success"] and expert["first_error"] is None and expert["actions"][-1] == "finished()"
     assert len(expert["screens"]) == len(expert["actions"]) + 1
     assert not kinds["prefix"]["success"] and kinds["prefix"]["first_error"] == len(kinds["prefix"]["actions"]) - 1
-    for record in records:
+    for record in records:  # the final state is kept, and the task's own checker reads it as the recording did
+        assert checker_says(record["task_id"], record["state"]) == record["success"]
         if not record["success"]:
             assert 0 <= record["first_error"] < len(record["actions"])
     assert record_tasks([task], workers=1, root=tmp_path) == records  # cached
