@@ -276,6 +276,18 @@ def test_the_lm_judge_learns_its_labels_and_judges_through_the_reward_interface(
     assert loss.info["captions"][0].startswith("~ button")
 
 
+def test_seagent_s_kl_term_covers_every_sample_but_the_failure_steps() -> None:
+    import torch
+
+    from raygent.platform.losses.terms import build_term
+
+    term = build_term({"name": "raygent.jobs.seagent.losses:GRPOBranchKL", "coef": 0.04})
+    assert term.needs_reference and term.name == "kl" and term.coef == 0.04
+    assert term.covers(torch.zeros(3), torch.tensor([False, True, False])).tolist() == [True, False, True]
+    with pytest.raises(ValueError, match="estimator"):
+        build_term({"name": "raygent.jobs.seagent.losses:GRPOBranchKL", "estimator": "k4"})
+
+
 # ---------------------------------------------------------------- the curriculum
 
 
