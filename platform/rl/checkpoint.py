@@ -13,11 +13,17 @@ CHECKPOINTS = "checkpoints"
 LATEST = "LATEST"
 STATE_FILE = "trainer_state.json"
 FINAL = "final"
+REFERENCE = "reference"
+"""The policy as RL began (model + tokenizer): the reference model of the KL and adversarial-imitation terms."""
 """`RUN_DIR/checkpoints/final`: the trained policy (a loadable model directory) that `raygent serve` uses."""
 
 
 def checkpoint_dir(run_dir: Path, stage: str, step: int) -> Path:
     return run_dir / CHECKPOINTS / f"{stage}_{step:06d}"
+
+
+def reference_dir(run_dir: Path) -> Path:
+    return run_dir / CHECKPOINTS / REFERENCE
 
 
 def write_state(directory: Path, state: dict[str, Any]) -> None:

@@ -108,6 +108,16 @@ def shard_fsdp(model: torch.nn.Module) -> None:
     fully_shard(model)
 
 
+def reshard(model: torch.nn.Module) -> None:
+    """Reshard every FSDP module of `model` whose parameters a forward left gathered (the root keeps them after a
+    forward without backward, e.g. the reference model's): loading a state dict needs them sharded."""
+    from torch.distributed.fsdp import FSDPModule
+
+    for module in model.modules():
+        if isinstance(module, FSDPModule):
+            module.reshard()
+
+
 def full_model_state(model: torch.nn.Module) -> dict[str, Tensor]:
     """The full (unsharded) state dict on rank 0's CPU — a collective under FSDP, every rank must call it;
     other ranks get an empty dict."""

@@ -260,14 +260,21 @@ class Learner:
             out.append(self._logprobs(batch, grad=False)[0, : len(s.response_ids)].tolist())
         return out
 
-    def save(self, directory: str) -> str:
+    def save(self, directory: str, model_only: bool = False) -> str:
         """Model + tokenizer (a loadable checkpoint: LoRA merged), optimizer, RNG states and version into
-        `directory`. In a learner group every rank calls it (gathers are collectives) and rank 0 writes."""
+        `directory` (`model_only`: model + tokenizer). In a learner group every rank calls it (gathers are
+        collectives) and rank 0 writes."""
         from torch.distributed.checkpoint.state_dict import StateDictOptions, get_optimizer_state_dict
 
         path = Path(directory)
         sharded = distributed.is_distributed() and self.settings.strategy == "fsdp"
         state = distributed.full_model_state(self.model) if sharded else self.model.state_dict()
+        if model_only:
+            if distributed.rank() == 0:
+                path.mkdir(parents=True, exist_ok=True)
+                self.model.save_pretrained(str(path), state_dict=distributed.merged_state(state, self.lora_scaling))
+                self.tokenizer.save_pretrained(str(path))
+            return str(path)
         options = StateDictOptions(full_state_dict=True, cpu_offload=distributed.is_distributed())
         optimizer = get_optimizer_state_dict(self.model, self.optimizer, options=options)
         rngs = distributed.gather_objects(
@@ -283,6 +290,23 @@ class Learner:
         torch.save({"optimizer": optimizer, "version": self.version}, path / OPTIMIZER_FILE)
         torch.save({**rngs[0], "ranks": rngs}, path / RNG_FILE)
         return str(path)
+
+    def set_reference(self, directory: str) -> bool:
+        """The reference model of the loss terms that need one becomes the model saved in `directory` (rank 0
+        reads it and broadcasts in a group); False when no term needs a reference."""
+        from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
+
+        if self.reference is None:
+            return False
+        state: dict[str, Any] = {}
+        if distributed.rank() == 0:
+            model, _ = load_policy(Path(directory), dtype="float32", device=self.settings.device)
+            state = model.state_dict()
+        options = StateDictOptions(full_state_dict=True, broadcast_from_rank0=distributed.is_distributed())
+        distributed.reshard(self.reference)
+        set_model_state_dict(self.reference, state, options=options)
+        self.reference.requires_grad_(False)
+        return True
 
     def restore(self, directory: str) -> int:
         """Loads what `save` wrote; returns the version. The model comes from the checkpoint's weights (with LoRA:

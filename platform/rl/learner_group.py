@@ -160,9 +160,13 @@ class LearnerGroup:
     def reset_optimizer(self, lr: float) -> None:
         ray.get([a.reset_optimizer.remote(lr) for a in self.actors])
 
-    def save(self, directory: str) -> str:
+    def save(self, directory: str, model_only: bool = False) -> str:
         """Every rank takes part (FSDP gathers, each rank's RNG state); rank 0 writes."""
-        return str(ray.get([a.save.remote(directory) for a in self.actors])[0])
+        return str(ray.get([a.save.remote(directory, model_only) for a in self.actors])[0])
+
+    def set_reference(self, directory: str) -> bool:
+        """Every rank's reference model becomes the model in `directory` (rank 0 reads it and broadcasts)."""
+        return bool(ray.get([a.set_reference.remote(directory) for a in self.actors])[0])
 
     def restore(self, directory: str) -> int:
         """Every rank restores: rank 0 reads the checkpoint and broadcasts it."""

@@ -270,8 +270,8 @@ class AgentTrainer:
         trainer = self.config.trainer
         if start >= trainer.steps:
             return
-        if start == 0:
-            self._start_hooks()
+        changed = start == 0 and (self._start_hooks() or self.config.sft.steps > 0)
+        self._reference(fresh=changed)
         ahead = trainer.max_staleness + 1 if trainer.mode == "async" else 1
         inflight: deque[_Batch] = deque()
         with self._progress("grpo", trainer.steps, start) as progress:
@@ -296,8 +296,22 @@ class AgentTrainer:
                     # batches still in flight are regenerated after a resume: the source rewinds to the step
                     self._checkpoint("grpo", step + 1, next_batch=step + 1)
 
-    def _start_hooks(self) -> None:
-        """Each hook's `on_start` before the first RL step; one `hooks` record and a weight push if any acted."""
+    def _reference(self, fresh: bool) -> None:
+        """The reference model of the terms that need one (KL, adversarial imitation) is the policy as RL begins,
+        after SFT and the hooks' `on_start`, not the model the run was started from (for an agent trained from
+        scratch, its random initialization): saved as `checkpoints/reference` when RL begins (`fresh`) and read
+        back when a run resumes. When neither SFT nor a hook changed the policy, the initial model is that policy."""
+        if not any(term.needs_reference for term in self.learner.terms):
+            return
+        directory = ckpt.reference_dir(self.run_dir)
+        if fresh:
+            self.learner.save(str(directory), model_only=True)
+        if directory.is_dir():
+            self.learner.set_reference(str(directory))
+
+    def _start_hooks(self) -> bool:
+        """Each hook's `on_start` before the first RL step; one `hooks` record and a weight push if any acted
+        (returns whether one did)."""
         begin = time.perf_counter()
         stats: dict[str, float] = {}
         for hook in self.hooks:
@@ -305,6 +319,7 @@ class AgentTrainer:
         if stats:
             self.log.write({m.STAGE: "hooks", m.STEP: 0, m.TIMING_LEARN: time.perf_counter() - begin, **stats})
             self._push_weights()
+        return bool(stats)
 
     def _requests(self, prefix: str, tasks: Sequence[Task], group_size: int) -> list[list[EpisodeRequest]]:
         """Whole groups per worker, round robin."""

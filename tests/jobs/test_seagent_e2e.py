@@ -51,6 +51,8 @@ def test_specialists_then_a_generalist_on_their_apps(tmp_path: Path, tiny_judge:
     assert [r for r in records(first) if r["stage"] == "judge"], "the WSM judged the training batch"
     grpo = [r for r in records(first) if r["stage"] == "grpo"]
     assert len(grpo) == 1 and "judge/success" in grpo[0]
+    # the KL's reference is the policy as RL began (after SFT), not the randomly initialized model
+    assert (first / "checkpoints" / "reference").is_dir() and grpo[0]["learner/kl/kl_ref"] < 1e-3
     assert own["judged"] and all(example["captions"] for example in own["judged"])
     assert all(task_id.startswith("url_") for task_id in grpo[0]["data/task_ids"])  # the curriculum's tasks
     assert (first / "seagent.html").is_file() and (first / "report.html").is_file()

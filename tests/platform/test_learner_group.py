@@ -222,3 +222,19 @@ def test_two_workers_resume_from_their_checkpoint(
     assert alone.restore(str(tmp_path / "ckpt")) == 1
     alone.policy_update(samples, term_denominators(samples, alone.terms, settings.loss.aggregation))
     assert_same_weights(alone.weights(), uninterrupted, initial)
+
+
+def test_a_group_s_reference_becomes_the_saved_policy(model_dir: Path, tmp_path: Path) -> None:
+    """When RL begins the trainer saves the policy model-only and makes it every rank's reference (rank 0 reads
+    and broadcasts): the next update then starts at KL 0 on every rank."""
+    samples = policy_samples(model_dir)
+    group = LearnerGroup(str(model_dir), make_settings(num_workers=2, strategy="fsdp", lr=0.05), seed=3)
+    try:
+        assert group.policy_update(samples)["learner/kl/kl_ref"] == 0.0
+        assert group.policy_update(samples)["learner/kl/kl_ref"] > 1e-4
+        group.save(str(tmp_path / "reference"), model_only=True)
+        assert not (tmp_path / "reference" / "optimizer.pt").exists()
+        assert group.set_reference(str(tmp_path / "reference"))
+        assert group.policy_update(samples)["learner/kl/kl_ref"] < 1e-6
+    finally:
+        group.shutdown()

@@ -209,7 +209,6 @@ def test_sft_lowers_the_loss_and_changes_the_weights(model_dir: Path) -> None:
     assert learner.version == 8
 
 
-
 def test_bf16_autocast_scores_close_to_float32_and_keeps_float32_weights(model_dir: Path) -> None:
     tasks = toolcalc_tasks("train", 2, 4)
     plain = Learner(str(model_dir), LearnerSettings(lr=3e-3, micro_batch_tokens=512))
@@ -225,6 +224,7 @@ def test_bf16_autocast_scores_close_to_float32_and_keeps_float32_weights(model_d
     losses = [mixed.sft(samples)["learner/sft/loss"] for _ in range(6)]
     assert losses[-1] < 0.8 * losses[0]
     assert all(v.dtype == torch.float32 for v in mixed.weights().values())
+
 
 def _trajectory(task: Task, group: str, prompt: list[int], response: list[int], reward: float) -> Trajectory:
     step = Step(
@@ -289,6 +289,23 @@ def test_kl_and_adversarial_imitation_load_a_reference_only_when_on(model_dir: P
     assert stats["learner/adversarial_imitation/loss"] > 0
 
 
+def test_the_reference_becomes_a_saved_policy(model_dir: Path, tmp_path: Path) -> None:
+    """What the trainer does when RL begins: the policy saved model-only becomes the reference, so the next
+    update starts at KL 0 and adversarial imitation at ratio 1."""
+    loss = LossConfig(terms=[{"name": "grpo"}, {"name": "kl", "coef": 0.05}, {"name": "adversarial_imitation"}])
+    learner = Learner(str(model_dir), LearnerSettings(lr=1e-2, loss=loss))
+    task = Task(id="t", env="e", instruction="i")
+    group = [_trajectory(task, "g", [5, 6, 7], [20, 21], 1.0), _trajectory(task, "g", [5, 6, 7], [30, 31], 0.0)]
+    rl_update(learner, group)
+    assert rl_update(learner, group)["learner/kl/kl_ref"] > 1e-4  # moved away from the model it was built from
+    learner.save(str(tmp_path / "reference"), model_only=True)
+    assert sorted(p.name for p in (tmp_path / "reference").iterdir() if p.suffix == ".pt") == []  # no optimizer
+    assert learner.set_reference(str(tmp_path / "reference"))
+    stats = rl_update(learner, group)
+    assert stats["learner/kl/kl_ref"] < 1e-6 and abs(stats["learner/adversarial_imitation/log_ratio_ref"]) < 1e-5
+    assert not Learner(str(model_dir), LearnerSettings()).set_reference(str(tmp_path / "reference"))
+
+
 def test_save_and_restore_round_trip_model_optimizer_and_rng(model_dir: Path, tmp_path: Path) -> None:
     learner = Learner(str(model_dir), LearnerSettings(lr=1e-3))
     task = Task(id="t", env="e", instruction="i")
@@ -321,12 +338,20 @@ def test_adaptive_source_favours_templates_neither_solved_nor_hopeless_and_round
     templates = sorted({template_of(t) for i in range(4) for t in source.next(i)})
     assert len(templates) >= 3
     solved, hopeless, *learning = templates
-    task = {template: next(t for i in range(4) for t in source.next(i) if template_of(t) == template)
-            for template in templates}
+    task = {
+        template: next(t for i in range(4) for t in source.next(i) if template_of(t) == template)
+        for template in templates
+    }
     outcomes = [(solved, True)] * 8 + [(hopeless, False)] * 8
     outcomes += [(tpl, k % 2 == 0) for tpl in learning for k in range(8)]
-    source.observe([Trajectory(task=task[tpl], steps=[_trajectory(task[tpl], "g", [1], [2], 0.0).steps[0]],
-                               success=ok, group_id="g") for tpl, ok in outcomes])
+    source.observe(
+        [
+            Trajectory(
+                task=task[tpl], steps=[_trajectory(task[tpl], "g", [1], [2], 0.0).steps[0]], success=ok, group_id="g"
+            )
+            for tpl, ok in outcomes
+        ]
+    )
     drawn = [template_of(t) for i in range(10, 20) for t in source.next(i)]
     assert solved not in drawn and hopeless not in drawn  # weight p(1 − p) = 0 with no floor
     restored = AdaptiveSource(toolcalc_tasks, split="train", seed=0, batch_size=8, candidates=4, floor=0.0)
