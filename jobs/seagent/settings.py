@@ -50,9 +50,10 @@ class SeagentSettings(Section):
     """Task seeds per template (difficulties 1 and 2) recorded for the judge's training."""
     wsm_eval_seeds: int = Field(default=2, ge=0)
     """Task seeds per template of the learned app for the judge's agreement with its checker (0: not measured)."""
-    wsm_swapped: int = Field(default=2, ge=0)
+    wsm_swapped: int = Field(default=0, ge=0)
     """Done questions per training trajectory under other tasks' instructions of its app, labelled by their
-    checkers on its final state (`wsm_train.samples`)."""
+    checkers on its final state (`wsm_train.samples`). Measured with 2 (docs/seagent.md): the judge then called
+    nothing done on the unseen app, and its first-error accuracy fell; so 0."""
     wsm_train_layers: int = Field(default=4, ge=1)
     wsm_epochs: int = Field(default=3, ge=1)
     wsm_lr: float = Field(default=2e-4, gt=0)
