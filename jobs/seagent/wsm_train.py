@@ -60,9 +60,9 @@ def swapped(records: Sequence[Record], per_record: int, seed: int = 0) -> list[R
         tasks_of.setdefault(record["app"], {}).setdefault(record["instruction"], record["task_id"])
     out: list[Record] = []
     for record in records:
-        others = sorted(set(tasks_of[record["app"]]) - {record["instruction"]})
         if "state" not in record:
             continue
+        others = sorted(set(tasks_of[record["app"]]) - {record["instruction"]})
         for instruction in rng.sample(others, min(per_record, len(others))):
             task_id = tasks_of[record["app"]][instruction]
             label = checker_says(task_id, record["state"])

@@ -13,9 +13,10 @@ CHECKPOINTS = "checkpoints"
 LATEST = "LATEST"
 STATE_FILE = "trainer_state.json"
 FINAL = "final"
-REFERENCE = "reference"
-"""The policy as RL began (model + tokenizer): the reference model of the KL and adversarial-imitation terms."""
 """`RUN_DIR/checkpoints/final`: the trained policy (a loadable model directory) that `raygent serve` uses."""
+REFERENCE = "reference"
+"""`RUN_DIR/checkpoints/reference`: the policy as RL began (model + tokenizer), the reference model of the KL and
+adversarial-imitation terms."""
 
 
 def checkpoint_dir(run_dir: Path, stage: str, step: int) -> Path:
