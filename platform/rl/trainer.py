@@ -270,8 +270,8 @@ class AgentTrainer:
         trainer = self.config.trainer
         if start >= trainer.steps:
             return
-        changed = start == 0 and (self._start_hooks() or self.config.sft.steps > 0)
-        self._reference(fresh=changed)
+        acted = self._start_hooks() if start == 0 else False
+        self._reference(start, changed=acted or self.config.sft.steps > 0)
         ahead = trainer.max_staleness + 1 if trainer.mode == "async" else 1
         inflight: deque[_Batch] = deque()
         with self._progress("grpo", trainer.steps, start) as progress:
@@ -296,18 +296,21 @@ class AgentTrainer:
                     # batches still in flight are regenerated after a resume: the source rewinds to the step
                     self._checkpoint("grpo", step + 1, next_batch=step + 1)
 
-    def _reference(self, fresh: bool) -> None:
+    def _reference(self, start: int, changed: bool) -> None:
         """The reference model of the terms that need one (KL, adversarial imitation) is the policy as RL begins,
         after SFT and the hooks' `on_start`, not the model the run was started from (for an agent trained from
-        scratch, its random initialization): saved as `checkpoints/reference` when RL begins (`fresh`) and read
-        back when a run resumes. When neither SFT nor a hook changed the policy, the initial model is that policy."""
+        scratch, its random initialization): saved as `checkpoints/reference` when RL begins and read back when a
+        run resumes. When neither SFT nor a hook `changed` the policy, the initial model is that policy."""
         if not any(term.needs_reference for term in self.learner.terms):
             return
         directory = ckpt.reference_dir(self.run_dir)
-        if fresh:
+        if start == 0:
+            if not changed:
+                return
             self.learner.save(str(directory), model_only=True)
-        if directory.is_dir():
-            self.learner.set_reference(str(directory))
+        elif not directory.is_dir():  # resumed, and the policy had not changed before RL
+            return
+        self.learner.set_reference(str(directory))
 
     def _start_hooks(self) -> bool:
         """Each hook's `on_start` before the first RL step; one `hooks` record and a weight push if any acted
