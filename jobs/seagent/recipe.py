@@ -61,6 +61,8 @@ from raygent.platform.rl.trainer import AgentTrainer
 from raygent.policies.cache import cache_root, file_lock
 
 MIN_GAIN = 0.05
+AGREEMENT_SWAPPED = 2
+"""Swapped instructions per trajectory in the judge's agreement report (its training takes `seagent.wsm_swapped`)."""
 
 
 def first_screen(url: str) -> str:
@@ -112,15 +114,15 @@ def train_wsm(settings: SeagentSettings, console: Console) -> tuple[str, dict[st
 
 
 def wsm_agreement(settings: SeagentSettings, model: str, console: Console) -> dict[str, Any]:
-    """The judge against the learned app's checker (`wsm_train.agreement`, with two swapped instructions per
-    trajectory: does it read the instruction?)."""
+    """The judge against the learned app's checker (`wsm_train.agreement`, with `AGREEMENT_SWAPPED` swapped
+    instructions per trajectory: does it read the instruction?)."""
     from raygent.jobs.seagent.wsm_data import record_tasks
     from raygent.jobs.seagent.wsm_train import agreement
     from raygent.rewards.seagent.wsm import WorldStateModel
 
     with console.status(f"recording {settings.app}'s checker-labelled trajectories"):
         records = record_tasks(wsm_tasks((settings.app,), settings.wsm_eval_seeds), settings.record_workers)
-    return agreement(WorldStateModel(model=model), records, swap=2)
+    return agreement(WorldStateModel(model=model), records, swap=AGREEMENT_SWAPPED)
 
 
 class Seagent:

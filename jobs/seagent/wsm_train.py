@@ -3,10 +3,10 @@
 - `samples(records)`: the two yes/no questions of `rewards.seagent.lm_judge` from checker-labelled trajectories
   (`wsm_data.py`): each step that changed the screen, before the first error (yes) or at it (no), steps after it
   skipped; and per trajectory, the done question over the change from the first screen to the last (the
-  checker's success), then `swapped` more done questions over the same change under other tasks' instructions of
-  the same app, each labelled by that task's own checker on the trajectory's final state (mostly "no": the judge
-  has to read the instruction against the change, where matched pairs alone let it answer from how a
-  trajectory looks, e.g. an expert's complete menu path).
+  checker's success), then `swap` more done questions (kind `swapped`) over the same change under other tasks'
+  instructions of the same app, each labelled by that task's own checker on the trajectory's final state (mostly
+  "no": the judge has to read the instruction against the change, where matched pairs alone let it answer from
+  how a trajectory looks, e.g. an expert's complete menu path).
 - `finetune(base, samples, out)`: the pretrained preset (SmolLM2-135M-Instruct) with its top `train_layers`
   transformer blocks and final norm trained (embeddings, LM head and the blocks below frozen) on the logit
   difference logit(" yes") − logit(" no") with a class-balanced logistic loss; saved as a model directory that
