@@ -70,9 +70,11 @@ def main() -> None:
         print(f"{variant}: gain={mean(gains[variant]):.3f} gain_sd={spread:.3f} minutes={mean(minutes[variant]):.2f}")
     if agreement:
         first = [a["first_error_accuracy"] for a in agreement if "first_error_accuracy" in a]
+        ranking = [a["within_task_auc"] for a in agreement if "within_task_auc" in a]
         print(
             f"wsm_success_accuracy={mean(a['success_accuracy'] for a in agreement):.3f} "
-            f"wsm_first_error_accuracy={mean(first) if first else float('nan'):.3f}"
+            f"wsm_first_error_accuracy={mean(first) if first else float('nan'):.3f} "
+            f"wsm_within_task_auc={mean(ranking) if ranking else float('nan'):.3f}"
         )
     if "wsm" in gains and "checker" in gains and gains["checker"]:
         checker = mean(gains["checker"])

@@ -9,8 +9,9 @@ checker: `seagent.wsm_eval_seeds` parameter seeds per template, each as an exper
 random trajectory, and each again under two other tasks' instructions (`swapped`, labelled by those tasks'
 checkers on its final state: a judge that reads the instruction says "not done" to most). Per kind and overall it
 prints the success accuracy beside "always failed", and the first-error-step accuracy on the checker's failures
-beside "always step 0". Last line: `success_accuracy=… always_failed=… first_error_accuracy=… first_error_at_0=…
-judged_success_rate=… swapped_accuracy=… swapped_judged_done=…`.
+beside "always step 0", and how often it ranks a task's success above the same task's failure (`within_task_auc`,
+by P(done): 0.5 is chance). Last line: `success_accuracy=… always_failed=… first_error_accuracy=…
+first_error_at_0=… judged_success_rate=… within_task_auc=… swapped_accuracy=… swapped_judged_done=…`.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ def main() -> None:
             f"{kind:>9}: n={row['n']:.0f} success accuracy {row['success_accuracy']:.3f} (always failed "
             f"{row['always_failed_accuracy']:.3f}; checker says done {row['checker_success_rate']:.3f}, judge "
             f"{row['judged_success_rate']:.3f}); first error {row.get('first_error_accuracy', float('nan')):.3f} "
-            f"(always step 0 {row.get('first_error_at_0_accuracy', float('nan')):.3f})"
+            f"(always step 0 {row.get('first_error_at_0_accuracy', float('nan')):.3f}); within-task ranking "
+            f"{row.get('within_task_auc', float('nan')):.3f}"
         )
     overall, swapped = judge["agreement"]["all"], judge["agreement"].get("swapped", {})
     print(f"training: {judge.get('training', 'a given judge (seagent.wsm_model)')}")
@@ -62,6 +64,7 @@ def main() -> None:
         f"first_error_accuracy={overall['first_error_accuracy']:.3f} "
         f"first_error_at_0={overall['first_error_at_0_accuracy']:.3f} "
         f"judged_success_rate={overall['judged_success_rate']:.3f} "
+        f"within_task_auc={overall.get('within_task_auc', float('nan')):.3f} "
         f"swapped_accuracy={swapped.get('success_accuracy', float('nan')):.3f} "
         f"swapped_judged_done={swapped.get('judged_success_rate', float('nan')):.3f}"
     )

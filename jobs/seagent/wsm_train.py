@@ -16,7 +16,9 @@
 - `trajectories(records)`: recorded trajectories as the platform's `Trajectory` contracts (the final screen in
   the last step's `info["screen"]`, as the SEAgent environment writes it), so `agreement` measures the real
   reward model: success accuracy against the checker, and first-error-step accuracy on the checker's failures
-  (against `wsm_data`'s reference step), with two trivial baselines beside it (always "failed"; error at step 0).
+  (against `wsm_data`'s reference step), with two trivial baselines beside it (always "failed"; error at step 0),
+  and `within_task_auc`: how often a success's P(done) exceeds a failure's of the same task (the ranking a
+  probability reward gives GRPO, whatever the verdict's threshold).
 """
 
 from __future__ import annotations
@@ -203,6 +205,23 @@ def trajectory(record: Record, index: int = 0) -> Trajectory:
     return Trajectory(task=task, steps=steps, success=record["success"], group_id=f"g{index}")
 
 
+def within_task_auc(rows: Sequence[tuple[str, bool, float]]) -> float | None:
+    """The chance that a success's score (the judge's P(done)) exceeds a failure's of the same task, ties counting
+    half, over `(task id, checker's success, score)` rows; None without such a pair. GRPO compares the episodes of
+    one task with each other, so this, not the thresholded verdict, is the signal a probability reward
+    (`reward.kwargs.score: probability`) gives it."""
+    by_task: dict[str, list[tuple[bool, float]]] = {}
+    for task_id, success, score in rows:
+        by_task.setdefault(task_id, []).append((success, score))
+    pairs = [
+        (a > b) + 0.5 * (a == b)
+        for rows_of_task in by_task.values()
+        for a in (score for success, score in rows_of_task if success)
+        for b in (score for success, score in rows_of_task if not success)
+    ]
+    return sum(pairs) / len(pairs) if pairs else None
+
+
 def agreement(wsm: WorldStateModel, records: Sequence[Record], swap: int = 0) -> dict[str, Any]:
     """The WSM against the checker on `records` (see the module docstring), overall and per trajectory kind; with
     `swap`, also on that many swapped instructions per record (kind `swapped`, success only, not in `all`): a
@@ -220,6 +239,9 @@ def agreement(wsm: WorldStateModel, records: Sequence[Record], swap: int = 0) ->
             "judged_success_rate": sum(j.success for _, j in subset) / max(len(subset), 1),
             "always_failed_accuracy": sum(not r["success"] for r, _ in subset) / max(len(subset), 1),
         }
+        auc = within_task_auc([(r["task_id"], bool(r["success"]), j.info.get("p_done", j.score)) for r, j in subset])
+        if auc is not None:
+            out["within_task_auc"] = auc
         if failures:
             out["failures"] = float(len(failures))
             out["first_error_accuracy"] = sum(r["first_error"] == j.first_error_step for r, j in failures) / len(

@@ -25,7 +25,7 @@ from raygent.jobs.seagent.curriculum import (
 from raygent.jobs.seagent.hook import Distill, JudgedSuccesses
 from raygent.jobs.seagent.settings import SeagentConfig
 from raygent.jobs.seagent.wsm_data import first_error, random_click
-from raygent.jobs.seagent.wsm_train import agreement, finetune, samples, swapped, trajectory
+from raygent.jobs.seagent.wsm_train import agreement, finetune, samples, swapped, trajectory, within_task_auc
 from raygent.platform.contracts import Judgement, Observation, Step, Task, Trajectory
 from raygent.platform.rl.reward import apply_judgement
 from raygent.rewards.seagent.prompt import Frame, MalformedAnswer, judge_messages, keyframes, parse_answer
@@ -274,6 +274,12 @@ def test_the_lm_judge_learns_its_labels_and_judges_through_the_reward_interface(
     assert win.success and win.score == 1.0 and win.first_error_step is None and win.info["p_done"] > 0.5
     assert not loss.success and loss.first_error_step == 0 and loss.step_labels == ["error", "correct"]
     assert loss.info["captions"][0].startswith("~ button")
+
+
+def test_the_judge_s_ranking_compares_episodes_of_one_task_only() -> None:
+    rows = [("a", True, 0.3), ("a", False, 0.1), ("a", False, 0.3), ("b", False, 0.9), ("c", True, 0.2)]
+    assert within_task_auc(rows) == 0.75  # a: above 0.1, tied with 0.3; b's 0.9 is another task's failure
+    assert within_task_auc([("c", True, 1.0), ("d", False, 0.0)]) is None
 
 
 def test_seagent_s_kl_term_covers_every_sample_but_the_failure_steps() -> None:
