@@ -141,6 +141,7 @@ def run_generalist(agent: SeagentConfig, job: str, run_dir: Path, resume: bool, 
         after=generalist_mean,
         min_gain=0.0,
         rows=rows,
+        metrics_dir=directory,
         extra={
             "seed": agent.trainer.seed,
             "apps": apps,

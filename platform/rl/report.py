@@ -61,11 +61,13 @@ def write_report(
     examples: list[dict[str, Any]] | None = None,
     extra: dict[str, Any] | None = None,
     rows: Sequence[tuple[str, float, float]] = (),
+    metrics_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Writes the three files; returns the summary (`holds` is `after - before >= min_gain`). `rows` are more
     `(name, before, after)` lines of the before/after table (not part of the verdict), kept in the summary as
-    `rows`."""
-    records = m.MetricsLog(run_dir, tensorboard=False).read()
+    `rows`. The curve, `steps` and `timing_s` read the metrics of `metrics_dir` (default `run_dir`: a job whose
+    training ran in a subdirectory names it)."""
+    records = m.MetricsLog(metrics_dir or run_dir, tensorboard=False).read()
     plot_curve(records, run_dir / CURVE_FILE)
     train = [r for r in records if r.get(m.STAGE) == "grpo"]
     timing = {

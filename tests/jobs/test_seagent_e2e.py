@@ -75,3 +75,4 @@ def test_specialists_then_a_generalist_on_their_apps(tmp_path: Path, tiny_judge:
     assert (hooks[0]["distill/demonstrations"] if hooks else 0.0) == successes
     assert summary["specialists_success"] == summary["before_success"]
     assert summary["holds"] == (summary["generalist_success"] >= summary["specialists_success"])
+    assert summary["steps"] == details["steps"] == 2  # the generalist's own training, read from its directory
