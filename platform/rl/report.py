@@ -34,14 +34,13 @@ def plot_curve(records: list[dict[str, Any]], path: Path) -> None:
     if train:
         ax.plot([r[m.STEP] for r in train], [r[m.SUCCESS] for r in train], label="train success (sampled)", alpha=0.7)
         ax.plot([r[m.STEP] for r in train], [r[m.REWARD] for r in train], label="train reward", alpha=0.4)
-    if evals:
-        ax.plot([r[m.STEP] for r in evals], [r[m.EVAL_SUCCESS] for r in evals], "o-", label="held-out success (greedy)")
-    extra_keys = sorted(
-        {k for r in evals for k in r if k.startswith("eval/") and k.endswith("/success")} - {m.EVAL_SUCCESS}
-    )
-    for key in extra_keys:
+    # the held-out set (absent when a run evaluates only extra sets), then each extra set
+    keys = {k for r in evals for k in r if k.startswith("eval/") and k.endswith("/success")}
+    for key in sorted(keys, key=lambda k: (k != m.EVAL_SUCCESS, k)):
         points = [(r[m.STEP], r[key]) for r in evals if key in r]
-        ax.plot([p[0] for p in points], [p[1] for p in points], "s--", label=f"{key.split('/')[1]} (greedy)")
+        main = key == m.EVAL_SUCCESS
+        label = "held-out success (greedy)" if main else f"{key.split('/')[1]} (greedy)"
+        ax.plot([p[0] for p in points], [p[1] for p in points], "o-" if main else "s--", label=label)
     ax.set_xlabel("GRPO step")
     ax.set_ylim(-0.02, 1.02)
     ax.legend(loc="lower right")

@@ -384,3 +384,18 @@ def test_metrics_log_keeps_what_a_resume_does_not_redo(tmp_path: Path) -> None:
     # from the checkpoint after SFT the run evaluates and warms up again: those records go
     assert kept_after("grpo", 0) == [("sft", 1), ("sft", 2)]
     assert kept_after("grpo", 2) == records[:-1]
+
+
+def test_a_report_reads_the_training_run_in_a_subdirectory(tmp_path: Path) -> None:
+    from raygent.platform.rl import metrics as m
+    from raygent.platform.rl.report import CURVE_FILE, write_report
+
+    inner = tmp_path / "generalist"
+    inner.mkdir()
+    log = m.MetricsLog(inner, tensorboard=False)
+    log.write({m.STAGE: "eval", m.STEP: 0, "eval/a/success": 0.0})  # extra sets only, no main held-out set
+    log.write({m.STAGE: "grpo", m.STEP: 1, m.SUCCESS: 0.5, m.REWARD: 0.5, m.TIMING_GENERATE: 2.0})
+    log.write({m.STAGE: "eval", m.STEP: 1, "eval/a/success": 0.5})
+    summary = write_report(tmp_path, "job", "claim", before=0.0, after=0.5, min_gain=0.0, metrics_dir=inner)
+    assert summary["steps"] == 1 and summary["timing_s"][m.TIMING_GENERATE] == 2.0
+    assert (tmp_path / CURVE_FILE).stat().st_size > 0 and not (inner / CURVE_FILE).exists()
