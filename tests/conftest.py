@@ -4,8 +4,10 @@ loopback port) with a JSON poster."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -78,10 +80,26 @@ def run_killed_at_grpo_step(
     first.wait()
 
 
+# Ray's workers take ports 10002-19999 and its other servers ask the kernel for one in its ephemeral range, so a
+# port handed to a process that starts Ray (and binds it only after Ray is up) comes from neither: a port released
+# by `bind(0)` was taken by a Ray gRPC server before `raygent serve` bound it (CI: `BadStatusLine` on /healthz).
+RAY_WORKER_PORTS = range(10002, 20000)
+
+
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A loopback port nothing listens on, outside Ray's worker ports and the kernel's ephemeral range (where
+    other processes' `bind(0)` lands), free when probed."""
+    low, _ = (int(part) for part in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    candidates = range(RAY_WORKER_PORTS.stop, low)
+    for _ in range(200):
+        port = random.choice(candidates) if candidates else 0
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return int(probe.getsockname()[1])
+    raise AssertionError(f"no free loopback port in {candidates}")
 
 
 def post(url: str, body: bytes | dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -117,8 +135,8 @@ def served(run_dir: Path, wait_s: float = 300) -> Iterator[str]:
                 with urllib.request.urlopen(f"{base}/healthz", timeout=5) as response:
                     if response.status == 200:
                         break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
+            except (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError):
+                pass  # not up yet (if another server holds the port, Serve fails to bind and the poll above says so)
             assert time.time() < deadline, "the server did not come up"
             time.sleep(1)
         yield base

@@ -10,13 +10,14 @@ policy. Its weights are untrained: these tests check the API, not what the polic
 from __future__ import annotations
 
 import shutil
-import socket
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from conftest import free_port
 
 VERSION = 3
 
@@ -37,12 +38,6 @@ def make_agent_run(run_dir: Path) -> Path:
     shutil.copytree(model, final)
     write_state(final, {"stage": "grpo", "step": VERSION, "version": VERSION})
     return run_dir
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @contextmanager

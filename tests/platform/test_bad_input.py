@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from served_run import free_port, make_agent_run, uvicorn_app
+from served_run import make_agent_run, uvicorn_app
 
 from raygent.platform.serving import build_api
 
-from conftest import raygent
+from conftest import free_port, raygent
 
 FLS = "raygent.jobs.fls.study:FLSStudy"
 REFUSED = free_port()  # a loopback port nothing listens on (bound and released)

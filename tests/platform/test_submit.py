@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -19,15 +18,9 @@ import pytest
 
 from raygent.platform.submit import build_wheel
 
-from conftest import ROOT, raygent
+from conftest import ROOT, free_port, raygent
 
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
