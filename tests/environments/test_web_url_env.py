@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import socket
 import time
 from collections.abc import Iterator
 
@@ -21,6 +20,8 @@ from raygent.environments.web.url_env import (
     task_url,
     url_task,
 )
+
+from conftest import free_port
 
 
 def test_only_http_urls_on_loopback_pass_the_check() -> None:
@@ -114,9 +115,7 @@ def test_a_page_is_observed_once_its_requests_are_done_and_its_dom_is_quiet(serv
 
 @pytest.mark.browser
 def test_bad_pages_are_infrastructure_failures_with_a_reason(served: AppServer) -> None:
-    with socket.socket() as probe:  # a loopback port nobody listens on
-        probe.bind(("127.0.0.1", 0))
-        closed_port = probe.getsockname()[1]
+    closed_port = free_port()  # a loopback port nobody listens on
     cases = {
         "http://example.com/app/": "not on loopback",
         f"http://127.0.0.1:{closed_port}/app/": "did not load",
