@@ -88,7 +88,7 @@ def run_generalist(agent: SeagentConfig, job: str, run_dir: Path, resume: bool, 
         config = for_apps(agent, apps, wsm_eval_seeds=0)
         trainer_settings = config.trainer.model_copy(update={"steps": steps, "eval_tasks": 0})
         config = config.model_copy(update={"trainer": trainer_settings})
-        model, _ = prepare_judge(config.seagent, console)
+        model, _ = prepare_judge(config, console)
         config = self_evolving(config, model, CURRICULA, {"urls": list(urls.values())})
         config.env.kwargs["urls"] = list(urls.values())
         directory = run_dir / "generalist"

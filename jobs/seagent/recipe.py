@@ -113,16 +113,16 @@ def train_wsm(settings: SeagentSettings, console: Console) -> tuple[str, dict[st
     return str(out), stats
 
 
-def wsm_agreement(settings: SeagentSettings, model: str, console: Console) -> dict[str, Any]:
-    """The judge against the learned app's checker (`wsm_train.agreement`, with `AGREEMENT_SWAPPED` swapped
-    instructions per trajectory: does it read the instruction?)."""
+def wsm_agreement(settings: SeagentSettings, wsm: dict[str, Any], console: Console) -> dict[str, Any]:
+    """The judge (`WorldStateModel` kwargs `wsm`) against the learned app's checker (`wsm_train.agreement`, with
+    `AGREEMENT_SWAPPED` swapped instructions per trajectory: does it read the instruction?)."""
     from raygent.jobs.seagent.wsm_data import record_tasks
     from raygent.jobs.seagent.wsm_train import agreement
     from raygent.rewards.seagent.wsm import WorldStateModel
 
     with console.status(f"recording {settings.app}'s checker-labelled trajectories"):
         records = record_tasks(wsm_tasks((settings.app,), settings.wsm_eval_seeds), settings.record_workers)
-    return agreement(WorldStateModel(model=model), records, swap=AGREEMENT_SWAPPED)
+    return agreement(WorldStateModel(**wsm), records, swap=AGREEMENT_SWAPPED)
 
 
 class Seagent:
@@ -166,7 +166,7 @@ class Seagent:
         pool = prior_pool(agent, s.demo_workers, console)
         judge: dict[str, Any] = {}
         if s.variant == "wsm":
-            model, judge = prepare_judge(s, console)
+            model, judge = prepare_judge(agent, console)
             agent = self_evolving(agent, model, CURRICULUM, {"url": url})
         else:
             agent = agent.model_copy(update={"tasks": SeagentTaskSettings(), "reward": None})
@@ -216,15 +216,23 @@ def prior_pool(agent: SeagentConfig, workers: int, console: Console) -> list[str
     return pool
 
 
-def prepare_judge(s: SeagentSettings, console: Console) -> tuple[str, dict[str, Any]]:
-    """The WSM's directory (`seagent.wsm_model`, else fine-tuned once and cached) and what is known of it: its
-    training stats and its agreement with the learned app's checker (`seagent.wsm_eval_seeds`)."""
+def wsm_kwargs(agent: SeagentConfig) -> dict[str, Any]:
+    """The config's `reward.kwargs` when its `reward` section names the WSM, else none."""
+    return dict(agent.reward.kwargs) if agent.reward is not None and agent.reward.entry == WSM else {}
+
+
+def prepare_judge(agent: SeagentConfig, console: Console) -> tuple[str, dict[str, Any]]:
+    """The WSM's model and what is known of it: its training stats and its agreement with the learned app's checker
+    (`seagent.wsm_eval_seeds`). The `lm` backend's model is `seagent.wsm_model`, else fine-tuned once and cached;
+    the `vlm` backend's is `reward.kwargs.model`, the name its endpoint serves (nothing is fine-tuned here)."""
+    s = agent.seagent
+    kwargs = wsm_kwargs(agent)
     judge: dict[str, Any] = {}
-    model = s.wsm_model
+    model = kwargs["model"] if kwargs.get("backend") == "vlm" else s.wsm_model
     if model is None:
         model, judge["training"] = train_wsm(s, console)
     if s.wsm_eval_seeds:
-        judge["agreement"] = wsm_agreement(s, model, console)
+        judge["agreement"] = wsm_agreement(s, {**kwargs, "model": model}, console)
         overall = judge["agreement"]["all"]
         console.print(
             f"wsm on {s.app} (never trained on): success accuracy {overall['success_accuracy']:.3f}, "
@@ -244,7 +252,7 @@ def self_evolving(agent: SeagentConfig, model: str, source: str, pages: dict[str
         entry=WSM,
         num_actors=given.num_actors if given else 1,
         resources=given.resources if given else {"num_cpus": 0},
-        kwargs={**(given.kwargs if given else {}), "model": model},
+        kwargs={**wsm_kwargs(agent), "model": model},
         mode="replace",
     )
     return agent.model_copy(update={"tasks": tasks, "reward": reward})

@@ -108,9 +108,13 @@ class SeagentRewardSettings(RewardSettings):
         if self.entry == WSM:
             kwargs: dict[str, Any] = {"model": "unset", **self.kwargs}
             try:
-                WSMSettings.model_validate(kwargs)
+                settings = WSMSettings.model_validate(kwargs)
             except ValidationError as exc:
                 raise ValueError(f"kwargs.{first_error(exc)}") from None
+            if settings.backend == "vlm":  # its model is the endpoint's, not one this run fine-tunes
+                for key in ("endpoint", "model"):
+                    if key not in self.kwargs:
+                        raise ValueError(f"kwargs.{key}: the vlm backend needs the endpoint and the model it serves")
         return self
 
 

@@ -483,6 +483,20 @@ def test_bad_seagent_config_values_name_their_key() -> None:
             **base,
             "reward": {"entry": "raygent.rewards.seagent.wsm:WorldStateModel", "kwargs": {"thresold": 0.2}},
         },
+        "kwargs.model: the vlm backend": {
+            **base,
+            "reward": {
+                "entry": "raygent.rewards.seagent.wsm:WorldStateModel",
+                "kwargs": {"backend": "vlm", "endpoint": "http://127.0.0.1:1/v1"},
+            },
+        },
+        "kwargs.endpoint: the vlm backend": {
+            **base,
+            "reward": {
+                "entry": "raygent.rewards.seagent.wsm:WorldStateModel",
+                "kwargs": {"backend": "vlm", "model": "judge"},
+            },
+        },
         "kwargs.explore": {
             **base,
             "tasks": {"source": "raygent.jobs.seagent.curriculum:Curriculum", "kwargs": {"explore": 2}},
@@ -501,3 +515,28 @@ def test_bad_seagent_config_values_name_their_key() -> None:
     for key, config in cases.items():
         with pytest.raises(ValidationError, match=key.replace(".", r"\.")):
             SeagentConfig.model_validate(config)
+
+
+def test_a_vlm_judge_is_the_endpoint_s_model_and_nothing_is_fine_tuned() -> None:
+    """The cluster path (`reward.kwargs.backend=vlm`): the reward actor's WSM asks the endpoint for
+    `reward.kwargs.model`, with the config's other kwargs; no judge is fine-tuned here (`seagent.wsm_model` is for
+    the `lm` backend)."""
+    from rich.console import Console
+
+    from raygent.jobs.seagent.recipe import CURRICULUM, prepare_judge, self_evolving
+
+    reward = {
+        "entry": "raygent.rewards.seagent.wsm:WorldStateModel",
+        "num_actors": 2,
+        "kwargs": {"backend": "vlm", "endpoint": "http://127.0.0.1:1/v1", "model": "Zery/WSM", "retries": 1},
+    }
+    config = SeagentConfig.model_validate({
+        "env": {"id": "raygent/seagent-v0", "registration": "raygent.jobs.seagent.env:register_envs",
+                "tasks": "raygent.jobs.web_agent.tasks:web_tasks"},
+        "reward": reward, "seagent": {"wsm_eval_seeds": 0},
+    })  # fmt: skip
+    model, judge = prepare_judge(config, Console(quiet=True))
+    assert model == "Zery/WSM" and judge == {}  # no "training": nothing fine-tuned
+    evolving = self_evolving(config, model, CURRICULUM, {"url": "http://127.0.0.1:1/app/"})
+    assert evolving.reward is not None and evolving.reward.num_actors == 2
+    assert evolving.reward.kwargs == reward["kwargs"]
