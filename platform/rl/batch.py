@@ -161,6 +161,15 @@ def samples_from_trajectories(trajectories: Sequence[Trajectory], advantages: Se
     return samples
 
 
+def varied_groups(trajectories: Sequence[Trajectory], atol: float) -> set[str]:
+    """The group ids whose rewards vary by more than `atol` (infrastructure failures left out)."""
+    rewards: dict[str, list[float]] = {}
+    for t in trajectories:
+        if not t.infra_failure:
+            rewards.setdefault(t.group_id, []).append(t.reward)
+    return {group for group, values in rewards.items() if max(values) - min(values) > atol}
+
+
 def policy_samples(trajectories: Sequence[Trajectory], loss: LossConfig) -> tuple[list[Sample], dict[str, float]]:
     """The driver's half of an RL update: advantages from each trajectory's `reward` by the configured estimator
     (`loss.advantage`), the sample masks the config asks for (zero-variance groups, truncated responses), and one

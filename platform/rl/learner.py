@@ -37,6 +37,7 @@ from raygent.platform.losses.logprobs import token_logprobs
 from raygent.platform.losses.terms import LossTerm, TermInputs
 from raygent.platform.rl import distributed
 from raygent.platform.rl.batch import MicroBatch, Sample, collate, denominator, pack
+from raygent.platform.rl.schedule import LRSchedule
 from raygent.platform.rl.settings import LearnerSettings
 from raygent.policies.loading import load_policy
 
@@ -69,14 +70,17 @@ class Learner:
             self.reference, _ = load_policy(model_path, dtype="float32", device=settings.device)
             self.reference.requires_grad_(False)
         self.optimizer = self._make_optimizer(settings.lr)
+        self.schedule = LRSchedule(settings.lr, settings.schedule)
         self.version = 0
         self._proximal: list[Tensor] = []
         self.wrapped: torch.nn.Module = self.model
         """The module forward passes go through (the DDP wrapper in a `learner_group.LearnerWorker`)."""
 
-    def reset_optimizer(self, lr: float) -> None:
-        """A fresh optimizer at `lr` (between stages: SFT's moments should not steer RL)."""
+    def reset_optimizer(self, lr: float, total_steps: int | None = None) -> None:
+        """A fresh optimizer at `lr` (between stages: SFT's moments should not steer RL), its schedule
+        (`learner.schedule`) starting again over the stage's `total_steps` optimizer steps."""
         self.optimizer = self._make_optimizer(lr)
+        self.schedule = LRSchedule(lr, self.settings.schedule, total_steps)
 
     def _make_optimizer(self, lr: float) -> torch.optim.Optimizer:
         return torch.optim.AdamW(
@@ -206,6 +210,10 @@ class Learner:
         if self.settings.grad_clip is not None:
             norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.grad_clip)
             stats["learner/grad_norm"] = float(norm)
+        lr = self.schedule.next_lr()
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        stats["learner/lr"] = lr
         self.optimizer.step()
         self.version += 1
         return stats
@@ -287,7 +295,9 @@ class Learner:
         self.tokenizer.save_pretrained(str(path))
         if self.lora_scaling:
             torch.save(distributed.adapter_state(state), path / ADAPTER_FILE)
-        torch.save({"optimizer": optimizer, "version": self.version}, path / OPTIMIZER_FILE)
+        torch.save(
+            {"optimizer": optimizer, "version": self.version, "schedule": self.schedule.state()}, path / OPTIMIZER_FILE
+        )
         torch.save({**rngs[0], "ranks": rngs}, path / RNG_FILE)
         return str(path)
 
@@ -335,6 +345,7 @@ class Learner:
         optimizer_options = StateDictOptions(full_state_dict=True, broadcast_from_rank0=group)
         set_optimizer_state_dict(self.model, self.optimizer, saved.get("optimizer", {}), options=optimizer_options)
         self.version = int(distributed.broadcast_object(saved.get("version", 0)))
+        self.schedule.load_state(distributed.broadcast_object(saved.get("schedule", {})))
         rngs = distributed.broadcast_object(torch.load(path / RNG_FILE, weights_only=False) if reader else None)
         mine = rngs["ranks"][distributed.rank()] if len(rngs.get("ranks", ())) > distributed.rank() else rngs
         torch.set_rng_state(mine["torch"])

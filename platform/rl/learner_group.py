@@ -157,8 +157,8 @@ class LearnerGroup:
         self._after_update()
         return stats
 
-    def reset_optimizer(self, lr: float) -> None:
-        ray.get([a.reset_optimizer.remote(lr) for a in self.actors])
+    def reset_optimizer(self, lr: float, total_steps: int | None = None) -> None:
+        ray.get([a.reset_optimizer.remote(lr, total_steps) for a in self.actors])
 
     def save(self, directory: str, model_only: bool = False) -> str:
         """Every rank takes part (FSDP gathers, each rank's RNG state); rank 0 writes."""

@@ -16,6 +16,7 @@ from raygent.platform.config import ClassEntry, check_arguments, check_known_key
 from raygent.platform.losses.config import LossConfig
 from raygent.platform.rl.hooks import HookSettings
 from raygent.platform.rl.reward import RewardSettings
+from raygent.platform.rl.schedule import ScheduleSettings
 from raygent.platform.rl.tasks import TaskSettings
 from raygent.policies.backends.base import SamplingParams
 from raygent.policies.loading import PolicyLoadError, check_model_reference
@@ -77,6 +78,15 @@ class EnvSettings(Section):
     eval_split: str = "heldout"
 
 
+class DynamicSamplingSettings(Section):
+    """DAPO's dynamic sampling: a step draws batches of `groups_per_step` tasks until it holds `groups_per_step`
+    groups whose rewards vary (zero-variance groups teach GRPO nothing and are left out of the update), at most
+    `max_draws` batches a step (then it trains on what it has). Every draw is a batch of the task stream, so a
+    resumed run draws the same ones."""
+
+    max_draws: int = Field(default=4, ge=1)
+
+
 class RolloutSettings(Section):
     """Rollout workers and engines. `groups_per_step` tasks × `group_size` samples make one training batch."""
 
@@ -93,6 +103,8 @@ class RolloutSettings(Section):
     episode_timeout_s: float = Field(default=120.0, gt=0)
     max_attempts: int = Field(default=3, ge=1)
     """Tries per episode (an environment crash or timeout restarts it) and per worker call (a dead worker)."""
+    dynamic_sampling: DynamicSamplingSettings | None = None
+    """Refill each step's batch with groups that carry reward variance (`{max_draws: 4}`; None: one draw)."""
     max_batch: int = Field(default=256, ge=1)
     """The most prompts an engine generates for in one backend call."""
     agent: ClassEntry = "raygent.platform.rl.agent_loop:ChatLoop"
@@ -121,6 +133,8 @@ class LearnerSettings(Section):
     strategy: Literal["ddp", "fsdp"] = "ddp"
     lora: LoraSettings | None = None
     lr: float = Field(default=1e-4, gt=0)
+    schedule: ScheduleSettings = ScheduleSettings()
+    """Warm-up and decay of the rate within each stage (`platform.rl.schedule`; SFT's rate is `sft.lr`)."""
     weight_decay: float = Field(default=0.0, ge=0)
     adam_eps: float = Field(default=1e-8, gt=0)
     grad_clip: float | None = Field(default=1.0, gt=0)

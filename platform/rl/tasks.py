@@ -12,6 +12,13 @@ augmentation policy is a source.
 
 - `StaticSource` (today's stream): batch i = `task_fn(split, crc(stage, seed, i), n)`, a pure function of the
   index, so a resumed run consumes exactly the batches an uninterrupted one would (no batch repeated or skipped).
+- `AdmissionGate`: wraps any source (`kwargs.source`, spelled like this section) and admits a task only while its
+  template's running success rate lies in the band [`low`, `high`] (prime-rl's and the MiniWoB++ study's 20–80 %):
+  templates the policy always solves or never solves are evicted once `min_outcomes` of their episodes were seen,
+  and re-admitted when the window moves back into the band. It draws `candidates` × n tasks from the inner source
+  and keeps the first n admitted (filling up with the evicted templates closest to the band when too few are);
+  its state (outcomes and the inner source's state) is checkpointed, and `metrics()` reports the band, the admitted
+  share and the evicted templates for each step's record.
 - `AdaptiveSource`: draws `candidates` × n tasks the same way and keeps n of them, sampling each task's template
   with weight p(1 − p) + `floor` from its recent success rate p (templates never tried count as p = ½): templates
   the policy neither always solves nor never solves get the batch. Its state (the recent outcomes) is checkpointed;
@@ -28,7 +35,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from raygent.platform.config import ClassEntry
+from raygent.platform.config import ClassEntry, load_entry
 from raygent.platform.contracts import Task, Trajectory
 
 TaskFunction = Callable[..., list[Task]]
@@ -169,6 +176,86 @@ class AdaptiveSource(StaticSource):
         }
 
 
+class AdmissionGate:
+    """The success-band gate over any source (see the module docstring)."""
+
+    def __init__(
+        self,
+        task_fn: TaskFunction,
+        *,
+        batch_size: int,
+        source: dict[str, Any] | None = None,
+        low: float = 0.2,
+        high: float = 0.8,
+        window: int = 32,
+        min_outcomes: int = 8,
+        candidates: int = 4,
+        **kwargs: Any,
+    ) -> None:
+        if not 0.0 <= low <= high <= 1.0:
+            raise ValueError(f"AdmissionGate needs 0 <= low <= high <= 1, got low={low}, high={high}")
+        if window < 1 or min_outcomes < 1 or candidates < 1:
+            raise ValueError("AdmissionGate needs window >= 1, min_outcomes >= 1 and candidates >= 1")
+        inner = TaskSettings(**(source or {}))
+        if load_entry(inner.source) is AdmissionGate:
+            raise ValueError("AdmissionGate cannot wrap another AdmissionGate")
+        self.inner = make_source(inner, task_fn, batch_size=batch_size * candidates, **kwargs)
+        self.batch_size, self.low, self.high = batch_size, low, high
+        self.window, self.min_outcomes = window, min_outcomes
+        self.outcomes: dict[str, deque[bool]] = {}
+        self.last: dict[str, float] = {}
+
+    def success_rate(self, template: str) -> float | None:
+        """The template's running success rate, None until `min_outcomes` episodes of it were seen."""
+        seen = self.outcomes.get(template, ())
+        return sum(seen) / len(seen) if len(seen) >= self.min_outcomes else None
+
+    def distance(self, template: str) -> float:
+        """How far outside the band the template's rate is (0: admitted)."""
+        rate = self.success_rate(template)
+        return 0.0 if rate is None else max(self.low - rate, rate - self.high, 0.0)
+
+    def next(self, index: int) -> list[Task]:
+        pool = self.inner.next(index)
+        distances = [self.distance(template_of(t)) for t in pool]
+        order = sorted(range(len(pool)), key=lambda i: distances[i])  # stable: the inner source's order within ties
+        chosen = order[: self.batch_size]
+        admitted = sum(distances[i] == 0.0 for i in chosen)
+        evicted = {template_of(t) for t, d in zip(pool, distances, strict=True) if d > 0}
+        self.last = {
+            "tasks/admitted_fraction": admitted / max(len(chosen), 1),
+            "tasks/evicted_templates": float(len(evicted)),
+            "tasks/band_low": self.low,
+            "tasks/band_high": self.high,
+        }
+        return [pool[i] for i in chosen]
+
+    def metrics(self) -> dict[str, float]:
+        """The gate's numbers for the last batch it made (admitted share, evicted templates, band)."""
+        return dict(self.last)
+
+    def observe(self, trajectories: Sequence[Trajectory]) -> None:
+        for trajectory in trajectories:
+            if trajectory.infra_failure or trajectory.success is None:
+                continue
+            template = template_of(trajectory.task)
+            self.outcomes.setdefault(template, deque(maxlen=self.window)).append(bool(trajectory.success))
+        self.inner.observe(trajectories)
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "outcomes": {template: list(seen) for template, seen in self.outcomes.items()},
+            "inner": self.inner.state(),
+        }
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self.outcomes = {
+            template: deque((bool(x) for x in seen), maxlen=self.window)
+            for template, seen in state.get("outcomes", {}).items()
+        }
+        self.inner.load_state(state.get("inner", {}))
+
+
 def make_source(
     settings: TaskSettings,
     task_fn: TaskFunction,
@@ -180,8 +267,6 @@ def make_source(
     task_kwargs: dict[str, Any] | None = None,
 ) -> TaskSource:
     """The configured source over `task_fn`."""
-    from raygent.platform.config import load_entry
-
     cls = load_entry(settings.source)
     source = cls(
         task_fn, split=split, seed=seed, batch_size=batch_size, stage=stage, task_kwargs=task_kwargs, **settings.kwargs

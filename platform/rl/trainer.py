@@ -48,7 +48,7 @@ from raygent.platform.config import load_entry
 from raygent.platform.contracts import Task, Trajectory
 from raygent.platform.rl import checkpoint as ckpt
 from raygent.platform.rl import metrics as m
-from raygent.platform.rl.batch import Sample, policy_samples, samples_from_demonstration
+from raygent.platform.rl.batch import Sample, policy_samples, samples_from_demonstration, varied_groups
 from raygent.platform.rl.engine import start_engines
 from raygent.platform.rl.hooks import HookContext, TrainerHook, build_hooks, hook_key
 from raygent.platform.rl.learner_group import LearnerGroup
@@ -66,6 +66,19 @@ Demonstrator = Callable[[list[Task]], list[list[tuple[str, str]]]]
 def eval_key(name: str) -> str:
     """The metric key of an extra evaluation set's success rate (`eval/<name>/success`)."""
     return f"eval/{name}/success"
+
+
+@dataclass(frozen=True)
+class _Draw:
+    """One collected batch of a step, judged (a step trains on one draw, or several with dynamic sampling)."""
+
+    batch: _Batch
+    judged: list[Trajectory]
+    dropped: int
+    """Groups dropped as stale."""
+    stats: dict[str, float]
+    """The judge's statistics."""
+    generate_s: float
 
 
 @dataclass
@@ -118,6 +131,14 @@ class AgentTrainer:
             task_kwargs=env.task_kwargs,
         )
         self.next_batch = 0
+        """The next batch of the task stream to dispatch."""
+        self.consumed = 0
+        """Batches of the task stream trained on (or drawn and left out) so far: where a resumed run goes on."""
+        self.groups_target = rollout.groups_per_step
+        self.loss = config.learner.loss
+        if rollout.dynamic_sampling is not None:  # its steps never train on a group that teaches nothing
+            self.loss = self.loss.model_copy(update={"filter_zero_variance_groups": True})
+        self.started = time.perf_counter()
         self.sft_source = StaticSource(
             self.task_fn,
             split=env.train_split,
@@ -194,7 +215,7 @@ class AgentTrainer:
             directory, state = found
             self.learner.restore(str(directory))
             stage, step, self.version = state["stage"], state["step"], state["version"]
-            self.next_batch = int(state["next_batch"])
+            self.next_batch = self.consumed = int(state["next_batch"])
             self.source.load_state(state.get("tasks", {}))
             self.worker_restarts = state.get("worker_restarts", 0)
             hook_states = state.get("hooks", {})
@@ -246,7 +267,7 @@ class AgentTrainer:
             raise ValueError("sft.steps > 0 needs env.demonstrations (an expert that demonstrates tasks)")
         demonstrate: Demonstrator = load_entry(self.config.env.demonstrations)
         if start == 0:  # a resumed stage keeps the optimizer state its checkpoint restored
-            self.learner.reset_optimizer(sft.lr or self.config.learner.lr)
+            self.learner.reset_optimizer(sft.lr or self.config.learner.lr, total_steps=sft.steps)
         with self._progress("sft", sft.steps, start) as progress:
             for step in range(start, sft.steps):
                 begin = time.perf_counter()
@@ -261,7 +282,6 @@ class AgentTrainer:
                 progress.update(progress.task_ids[0], advance=1, status=f"loss {loss:.3f}")
                 if (step + 1) % self.config.trainer.checkpoint_every == 0 or step + 1 == sft.steps:
                     self._checkpoint("sft", step + 1)
-        self.learner.reset_optimizer(self.config.learner.lr)
         self._push_weights()
 
     # -- GRPO -------------------------------------------------------------------------------------------------
@@ -270,21 +290,29 @@ class AgentTrainer:
         trainer = self.config.trainer
         if start >= trainer.steps:
             return
+        if start == 0:  # RL's own optimizer and schedule (SFT's moments should not steer RL)
+            self.learner.reset_optimizer(self.config.learner.lr, trainer.steps * self.config.learner.updates_per_batch)
         acted = self._start_hooks() if start == 0 else False
         self._reference(start, changed=acted or self.config.sft.steps > 0)
         ahead = trainer.max_staleness + 1 if trainer.mode == "async" else 1
+        draws_cap = self.config.rollout.dynamic_sampling.max_draws if self.config.rollout.dynamic_sampling else 1
         inflight: deque[_Batch] = deque()
         with self._progress("grpo", trainer.steps, start) as progress:
             for step in range(start, trainer.steps):
-                while len(inflight) < ahead and self.next_batch < trainer.steps:
-                    tasks = self.source.next(self.next_batch)
-                    for hook in self.hooks:  # the step this batch trains at (ahead of `step` when async)
-                        tasks = hook.on_tasks(self.next_batch + 1, tasks)
-                    inflight.append(self._dispatch(self.next_batch, tasks))
-                    self.next_batch += 1
-                batch = inflight.popleft()
-                trajectories, generate_s = self._collect(batch)
-                record = self._train(step + 1, batch, trajectories, generate_s)
+                draws: list[_Draw] = []
+                while not draws or (len(draws) < draws_cap and self._groups_kept(draws) < self.groups_target):
+                    # at most one batch in flight per step still to train (each step takes at least one)
+                    while len(inflight) < min(ahead, trainer.steps - step):
+                        tasks = self.source.next(self.next_batch)
+                        for hook in self.hooks:  # the step this batch trains at (ahead of `step` when async)
+                            tasks = hook.on_tasks(step + 1 + len(inflight), tasks)
+                        inflight.append(self._dispatch(self.next_batch, tasks))
+                        self.next_batch += 1
+                    batch = inflight.popleft()
+                    trajectories, generate_s = self._collect(batch)
+                    draws.append(self._judged(step + 1, batch, trajectories, generate_s))
+                    self.consumed = batch.index + 1
+                record = self._train(step + 1, draws)
                 progress.update(
                     progress.task_ids[0],
                     advance=1,
@@ -293,8 +321,8 @@ class AgentTrainer:
                 if trainer.eval_every and (step + 1) % trainer.eval_every == 0 and step + 1 < trainer.steps:
                     self._evaluate(step + 1)
                 if (step + 1) % trainer.checkpoint_every == 0 or step + 1 == trainer.steps:
-                    # batches still in flight are regenerated after a resume: the source rewinds to the step
-                    self._checkpoint("grpo", step + 1, next_batch=step + 1)
+                    # batches still in flight are regenerated after a resume: the source rewinds to the next draw
+                    self._checkpoint("grpo", step + 1, next_batch=self.consumed)
 
     def _reference(self, start: int, changed: bool) -> None:
         """The reference model of the terms that need one (KL, adversarial imitation) is the policy as RL begins,
@@ -372,9 +400,10 @@ class AgentTrainer:
                 time.sleep(0.5)
         return False
 
-    def _train(self, step: int, batch: _Batch, trajectories: list[Trajectory], generate_s: float) -> dict[str, Any]:
+    def _judged(self, step: int, batch: _Batch, trajectories: list[Trajectory], generate_s: float) -> _Draw:
+        """One collected batch through the staleness filter and the judge; the task source observes it."""
         trainer = self.config.trainer
-        fresh, dropped = trajectories, 0
+        fresh = trajectories
         stale_groups: set[str] = set()
         if trainer.mode == "async" and trainer.stale == "drop":
             stale_groups = {
@@ -387,20 +416,29 @@ class AgentTrainer:
                 t.group_id for t in trajectories if not t.infra_failure and t.policy_version != batch.version
             }
         if stale_groups:
-            dropped = len(stale_groups)
             fresh = [t for t in trajectories if t.group_id not in stale_groups]
         judged, stats = self.judge(fresh)
         if self.config.reward is not None:
             self.log.write({m.STAGE: "judge", m.STEP: step, m.JUDGEMENTS: judgement_records(fresh, judged)})
+        self.source.observe([t for t in judged if not t.infra_failure])
+        return _Draw(batch, judged, len(stale_groups), stats, generate_s)
+
+    def _groups_kept(self, draws: Sequence[_Draw]) -> int:
+        """Groups of the draws whose rewards vary (the ones GRPO learns from)."""
+        return len(varied_groups([t for d in draws for t in d.judged], self.config.learner.loss.zero_variance_atol))
+
+    def _train(self, step: int, draws: list[_Draw]) -> dict[str, Any]:
         # the source and the rollout metrics see the episodes as collected and judged; the hooks shape only what the
         # learner gets (XSkill's withholds the whole batch to keep the agent frozen)
-        collected = judged
-        self.source.observe([t for t in collected if not t.infra_failure])
+        collected = [t for d in draws for t in d.judged]
+        judged = collected
         for hook in self.hooks:
             judged = hook.on_trajectories(step, judged)
         begin = time.perf_counter()
-        samples, prepared = policy_samples(judged, self.config.learner.loss)
-        stats.update(prepared)
+        samples, stats = policy_samples(judged, self.loss)
+        for key in {k for d in draws for k in d.stats}:  # the judge's statistics, averaged over the draws
+            values = [d.stats[key] for d in draws if key in d.stats]
+            stats[key] = sum(values) / len(values)
         if samples:
             stats.update(self.learner.policy_update(samples))
         for hook in self.hooks:
@@ -408,19 +446,28 @@ class AgentTrainer:
         learn_s = time.perf_counter() - begin
         self.version += 1
         sync_s = self._push_weights()
+        generate_s = sum(d.generate_s for d in draws)
+        agent = [t for t in collected if not t.infra_failure]
+        source_metrics = getattr(self.source, "metrics", None)
         record = {
             m.STAGE: "grpo",
             m.STEP: step,
-            m.BATCH_INDEX: batch.index,
-            m.TASK_IDS: [task.id for task in batch.tasks],
+            m.BATCH_INDEX: draws[0].batch.index,
+            m.BATCH_INDICES: [d.batch.index for d in draws],
+            m.TASK_IDS: [task.id for d in draws for task in d.batch.tasks],
             m.VERSION: self.version,
             m.TIMING_GENERATE: generate_s,
             m.TIMING_LEARN: learn_s,
             m.TIMING_SYNC: sync_s,
-            m.DROPPED_STALE: dropped,
+            m.DROPPED_STALE: sum(d.dropped for d in draws),
             m.WORKER_RESTARTS: self.worker_restarts,
             m.ENGINE_RESYNCS: self.engine_resyncs,
+            m.DRAWS: len(draws),
+            m.GROUPS_DRAWN: len({t.group_id for t in agent}),
+            m.GROUPS_KEPT: self._groups_kept(draws),
+            m.WALL: time.perf_counter() - self.started,
             **rollout_metrics(collected, self.version - 1, generate_s),
+            **(source_metrics() if callable(source_metrics) else {}),
             **stats,
         }
         self.log.write(record)

@@ -63,9 +63,7 @@ class CollectiveSync:
             self._spec = ray.get(learner.weight_spec.remote())
         device = "cuda" if self.backend == "nccl" else "cpu"
         sends = [learner.broadcast_weights.remote(self.group_name, device)]
-        receives = [
-            engine.receive_weights.remote(self._spec, version, self.group_name, device) for engine in engines
-        ]
+        receives = [engine.receive_weights.remote(self._spec, version, self.group_name, device) for engine in engines]
         ray.get(sends + receives)
         return time.perf_counter() - start
 
