@@ -27,10 +27,13 @@ CURVE_FILE = "curve.png"
 
 def plot_curve(records: list[dict[str, Any]], path: Path) -> None:
     """Training success and reward per GRPO step, and held-out success (and every extra evaluation set's,
-    `eval/<name>/success`) at each evaluation."""
+    `eval/<name>/success`) at each evaluation; beside it, held-out success and training success against wall time
+    (minutes since the trainer started, where the records have it)."""
     train = [r for r in records if r.get(m.STAGE) == "grpo"]
     evals = [r for r in records if r.get(m.STAGE) == "eval"]
-    fig, ax = plt.subplots(figsize=(7, 4))
+    timed = any(m.WALL in r for r in train + evals)
+    fig, axes = plt.subplots(1, 2 if timed else 1, figsize=(12 if timed else 7, 4), squeeze=False)
+    ax = axes[0][0]
     if train:
         ax.plot([r[m.STEP] for r in train], [r[m.SUCCESS] for r in train], label="train success (sampled)", alpha=0.7)
         ax.plot([r[m.STEP] for r in train], [r[m.REWARD] for r in train], label="train reward", alpha=0.4)
@@ -42,12 +45,52 @@ def plot_curve(records: list[dict[str, Any]], path: Path) -> None:
         label = "held-out success (greedy)" if main else f"{key.split('/')[1]} (greedy)"
         ax.plot([p[0] for p in points], [p[1] for p in points], "o-" if main else "s--", label=label)
     ax.set_xlabel("GRPO step")
-    ax.set_ylim(-0.02, 1.02)
-    ax.legend(loc="lower right")
-    ax.grid(alpha=0.3)
+    if timed:
+        wall = axes[0][1]
+        points = [(r[m.WALL] / 60, r[m.SUCCESS]) for r in train if m.WALL in r]
+        wall.plot([p[0] for p in points], [p[1] for p in points], label="train success (sampled)", alpha=0.7)
+        points = [(r[m.WALL] / 60, r[m.EVAL_SUCCESS]) for r in evals if m.WALL in r and m.EVAL_SUCCESS in r]
+        wall.plot([p[0] for p in points], [p[1] for p in points], "o-", label="held-out success (greedy)")
+        wall.set_xlabel("minutes since the trainer started")
+    for axis in axes[0]:
+        axis.set_ylim(-0.02, 1.02)
+        axis.legend(loc="lower right")
+        axis.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def batch_summary(train: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """How the RL steps filled their batches: draws a step, groups drawn and kept (with reward variance), and the
+    admission gate's band and admitted share where a gate ran (`tasks/*`)."""
+    if not train:
+        return {}
+    out = {
+        "draws_per_step": sum(r.get(m.DRAWS, 1) for r in train) / len(train),
+        "groups_drawn": float(sum(r.get(m.GROUPS_DRAWN, 0) for r in train)),
+        "groups_kept": float(sum(r.get(m.GROUPS_KEPT, 0) for r in train)),
+    }
+    gated = [r for r in train if "tasks/admitted_fraction" in r]
+    if gated:
+        out["band_low"], out["band_high"] = gated[-1]["tasks/band_low"], gated[-1]["tasks/band_high"]
+        out["admitted_fraction"] = sum(r["tasks/admitted_fraction"] for r in gated) / len(gated)
+        out["evicted_templates_last"] = gated[-1]["tasks/evicted_templates"]
+    return out
+
+
+def human(value: Any) -> str:
+    """A value as a person reads it in a table: floats to 3 decimals (small ones in scientific notation), mappings
+    as `key value` pairs, sequences comma-separated."""
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.3g}" if value and abs(value) < 1e-3 else f"{value:.3f}".rstrip("0").rstrip(".") or "0"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {human(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(human(v) for v in value)
+    return str(value)
 
 
 def write_report(
@@ -81,6 +124,7 @@ def write_report(
         "holds": bool(after - before >= min_gain),
         "steps": len(train),
         "timing_s": timing,
+        **({"batches": batch_summary(train)} if train else {}),
         **(extra or {}),
     }
     if rows:
@@ -91,7 +135,7 @@ def write_report(
         for name, b, a in [("held-out tasks", before, after), *rows]
     )
     details = "".join(
-        f"<tr><td>{html.escape(k)}</td><td>{html.escape(str(v))}</td></tr>" for k, v in summary.items() if k != "rows"
+        f"<tr><td>{html.escape(k)}</td><td>{html.escape(human(v))}</td></tr>" for k, v in summary.items() if k != "rows"
     )
     shots = "".join(_example_html(example) for example in examples or [])
     (run_dir / REPORT_FILE).write_text(

@@ -14,6 +14,10 @@ One RL step, in order (each a seam a paper plugs into without editing this file)
     learner.policy_update(samples)                  the sum of the loss terms (learner.py, losses/terms.py)
     hooks.after_update(...)                       → push weights to the engines
 
+- **dynamic sampling** (`rollout.dynamic_sampling`): the first three lines repeat, each time on the next batch of
+  the task stream, until the step holds `groups_per_step` groups whose rewards vary or `max_draws` batches were
+  drawn; the update trains on the varied groups of all of them (`rollout/draws`, `rollout/groups_drawn`,
+  `rollout/groups_kept`, `data/batch_indices`).
 - **sync**: generate → reward → advantage → update → sync, one batch at a time.
 - **async**: up to `max_staleness + 1` batches are in flight; the learner trains on the oldest while the workers
   keep generating (the engines take new weights between generation calls, so one episode's steps may span
@@ -516,7 +520,8 @@ class AgentTrainer:
         record.update(rates)
         record[m.EVAL_OUTCOMES] = {t.task.id: bool(t.success) for t in self.last_eval}
         record[m.ENGINE_RESYNCS] = self.engine_resyncs
-        self.log.write({**record, m.VERSION: self.version, "timing/eval": time.perf_counter() - begin})
+        elapsed = time.perf_counter() - self.started
+        self.log.write({**record, m.VERSION: self.version, "timing/eval": time.perf_counter() - begin, m.WALL: elapsed})
         self.console.print(f"eval at step {step}: success " + ", ".join(lines))
         return rates
 
