@@ -41,14 +41,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import PreTrainedTokenizerBase, PrinterCallback, TrainerCallback
+from _trl import StepTimer, grpo_config, grpo_trainer, same_token_ids, trl_version
+from transformers import PreTrainedTokenizerBase
 
 from raygent.environments.toolcalc import corpus, generate_tasks
 from raygent.platform.losses.advantages import group_advantages
@@ -127,66 +127,23 @@ def our_run(
     return times, statistics.mean(lengths)
 
 
-class StepTimer(TrainerCallback):
-    """Seconds from `on_step_begin` to `on_step_end` of every optimizer step."""
-
-    def __init__(self) -> None:
-        self.times: list[float] = []
-        self._start = 0.0
-
-    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self._start = time.perf_counter()
-
-    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        if torch.cuda.is_available():
-            torch.cuda.synchronize()  # the optimizer step's kernels are part of the step
-        self.times.append(time.perf_counter() - self._start)
-
-
 def trl_run(model_dir: Path, prompts: list[str], args: argparse.Namespace, seed: int, output_dir: Path) -> list[float]:
     """Seconds of each of `args.steps` TRL `GRPOTrainer` optimizer steps on a freshly loaded model."""
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import GRPOConfig, GRPOTrainer
 
-    config = GRPOConfig(
-        output_dir=str(output_dir),
-        per_device_train_batch_size=len(prompts) * args.group,
-        gradient_accumulation_steps=1,
-        num_generations=args.group,
-        max_completion_length=args.completion_tokens,
-        temperature=1.0,
-        top_p=1.0,
-        top_k=0,
-        use_vllm=False,
-        beta=0.0,
-        epsilon=0.2,
-        loss_type="dapo",
-        scale_rewards="group",
-        learning_rate=args.lr,
-        lr_scheduler_type="constant",
-        max_grad_norm=1.0,
-        max_steps=args.steps,
-        logging_steps=1,
-        save_strategy="no",
-        report_to="none",
-        use_cpu=args.device == "cpu",
-        bf16=args.precision == "bf16",  # TRL's default is True (bf16 autocast), which raygent matches only when asked
-        gradient_checkpointing=False,  # TRL's default is True; raygent's learner recomputes nothing
+    config = grpo_config(
+        output_dir,
+        prompts=len(prompts),
+        group=args.group,
+        completion_tokens=args.completion_tokens,
+        lr=args.lr,
+        steps=args.steps,
         seed=seed,
-        disable_tqdm=True,
-        dataloader_num_workers=0,
+        device=args.device,
+        precision=args.precision,
     )
     timer = StepTimer()
-    trainer = GRPOTrainer(
-        model=AutoModelForCausalLM.from_pretrained(str(model_dir)),
-        reward_funcs=trl_reward,
-        args=config,
-        train_dataset=Dataset.from_dict({"prompt": prompts}),
-        processing_class=AutoTokenizer.from_pretrained(str(model_dir)),
-        callbacks=[timer],
-    )
-    trainer.remove_callback(PrinterCallback)  # with tqdm off, it prints every step's log dict
+    trainer = grpo_trainer(model_dir, config, trl_reward, Dataset.from_dict({"prompt": prompts}), [timer])
     trainer.train()
     lengths = [log["completions/mean_length"] for log in trainer.state.log_history if "completions/mean_length" in log]
     print(f"  trl: steps {_seconds(timer.times)}, mean completion length {statistics.mean(lengths):.1f}", flush=True)
@@ -222,14 +179,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.steps < 2:
         parser.error("--steps must be at least 2 (the first step of each run is warm-up)")
-    try:
-        import trl
-    except ImportError:
-        sys.exit("bench/grpo_vs_trl.py needs TRL: pip install -e '.[bench]'")
+    version = trl_version()
 
     if args.device == "cpu":
         torch.set_num_threads(1)
-    print(f"trl {trl.__version__}, torch {torch.__version__}, device {args.device}", flush=True)
+    print(f"trl {version}, torch {torch.__version__}, device {args.device}", flush=True)
     ours: list[float] = []
     theirs: list[float] = []
     with tempfile.TemporaryDirectory(prefix="bench_grpo_") as directory:
@@ -243,16 +197,14 @@ def main() -> None:
             tokenizer = build_tokenizer(corpus(n_tasks=500), directory, vocab_size=args.vocab_size)
             model_dir = build_tiny_model(args.preset, tokenizer, Path(directory) / args.preset, seed=0)
         texts = prompt_texts(tokenizer, args.prompts)
-        ids = [[int(t) for t in tokenizer.encode(text, add_special_tokens=False)] for text in texts]
-        if [list(row) for row in tokenizer(text=texts)["input_ids"]] != ids:
-            raise RuntimeError("TRL would tokenize the prompts differently from raygent's encode_prompt")
+        ids = same_token_ids(tokenizer, texts)
         for run in range(args.runs):
             print(f"run {run}", flush=True)
             ours.extend(our_run(model_dir, ids, args, seed=run)[0][1:])
             theirs.extend(trl_run(model_dir, texts, args, seed=run, output_dir=Path(directory) / f"trl{run}")[1:])
     ours_s, trl_s = statistics.median(ours), statistics.median(theirs)
     print(
-        f"ours_step_s={ours_s:.3f} trl_step_s={trl_s:.3f} ratio={ours_s / trl_s:.2f} trl_version={trl.__version__} "
+        f"ours_step_s={ours_s:.3f} trl_step_s={trl_s:.3f} ratio={ours_s / trl_s:.2f} trl_version={version} "
         f"preset={args.model_dir or args.preset} precision={args.precision} device={args.device}"
     )
 

@@ -10,6 +10,14 @@ A multi-turn episode becomes one chat:
     user       the current observation (then "\\n\\nTask: <instruction>" with task_position "last");
                then the generation prompt
 
+With `framing: chat` the prompt is exactly the task's messages, as TRL and the OpenAI API take them: no system
+message (unless `system` is given), no `Task:`/`Observation:` prefixes:
+
+    user       <instruction>  (then "\\n\\n<first observation>" when that observation is not empty)
+    assistant  <first action>
+    user       <next observation>
+    ...
+
 `render_prompt` writes it with the tokenizer's chat template when it has one (tokenizers made by
 `raygent.policies.tokenizer`, Qwen2.5, UI-TARS) and with `PLAIN_TEMPLATE`'s `### Role` blocks otherwise (base
 models). `encode_prompt` gives the token ids an engine takes: the chat-template text already holds the model's
@@ -73,11 +81,21 @@ class PromptFormat(BaseModel):
     `last_action` puts a `Last action: <action>` line (with ` (error: <the environment's error>)` when it raised
     one; `none` on the first turn) above the current observation, whatever `max_history` keeps: an agent whose
     prompt holds only the current screen can then tell that it already opened the menu it is looking at.
+
+    `framing` says how the messages are worded: `agent` (the default) opens with the system message (`system`,
+    None: `DEFAULT_SYSTEM`) and prefixes the instruction and observations with `task_prefix` and
+    `observation_prefix`; `chat` renders exactly the task's own text: the instruction is the first user message
+    (followed by the first observation when that is not empty), later observations are user messages as they are,
+    and there is no system message unless `system` is given (the tokenizer's chat template may still add its own
+    default, as it does for any caller). A single-turn task written for TRL (a prompt and a reward) is the same
+    prompt here. `max_history`, `task_position` and `last_action` apply to both framings.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    system: str = DEFAULT_SYSTEM
+    framing: Literal["agent", "chat"] = "agent"
+    system: str | None = None
+    """The system message; None: `DEFAULT_SYSTEM` with `framing: agent`, none with `framing: chat`."""
     task_prefix: str = "Task: "
     observation_prefix: str = "Observation:\n"
     actions_header: str = "Actions:"
@@ -85,11 +103,14 @@ class PromptFormat(BaseModel):
     task_position: Literal["first", "last"] = "first"
     last_action: bool = False
 
-    def system_text(self, grammar: ActionGrammar | None = None) -> str:
-        """The system message: `system`, then the grammar's actions when given."""
+    def system_text(self, grammar: ActionGrammar | None = None) -> str | None:
+        """The system message: `system` (see its default), then the grammar's actions when given; None when
+        there is none (`framing: chat` without `system` or grammar)."""
+        system = self.system if self.system is not None else (DEFAULT_SYSTEM if self.framing == "agent" else None)
         if grammar is None:
-            return self.system
-        return f"{self.system}\n\n{self.actions_header}\n{grammar.describe()}"
+            return system
+        actions = f"{self.actions_header}\n{grammar.describe()}"
+        return actions if system is None else f"{system}\n\n{actions}"
 
     def messages(
         self,
@@ -101,21 +122,31 @@ class PromptFormat(BaseModel):
         """The chat for the next action: system, the (trimmed) history, then the current observation."""
         kept = list(history) if self.max_history is None else list(history)[len(history) - self.max_history :]
         observations = [turn.observation for turn in kept] + [observation]
-        messages = [ChatMessage(role="system", content=self.system_text(grammar))]
-        task = f"{self.task_prefix}{instruction}"
+        system = self.system_text(grammar)
+        messages = [] if system is None else [ChatMessage(role="system", content=system)]
+        agent = self.framing == "agent"
+        task = f"{self.task_prefix}{instruction}" if agent else instruction
         last = len(observations) - 1
         for index, text in enumerate(observations):
-            content = f"{self.observation_prefix}{text}"
+            content = f"{self.observation_prefix}{text}" if agent else text
             if index == last and self.last_action:
-                content = f"{last_action_line(history[-1] if history else None)}\n{content}"
+                content = _joined(last_action_line(history[-1] if history else None), content, "\n", agent)
             if index == 0 and self.task_position == "first":
-                content = f"{task}\n\n{content}"
+                content = _joined(task, content, "\n\n", agent)
             if index == last and self.task_position == "last":
-                content = f"{content}\n\n{task}"
+                content = _joined(content, task, "\n\n", agent)
             messages.append(ChatMessage(role="user", content=content))
             if index < len(kept):
                 messages.append(ChatMessage(role="assistant", content=kept[index].action))
         return messages
+
+
+def _joined(first: str, second: str, separator: str, keep_empty: bool) -> str:
+    """`first`, `separator`, `second`; with `keep_empty` False (chat framing) an empty part and its separator are
+    left out, so a task with an empty observation is exactly its instruction."""
+    if keep_empty or (first and second):
+        return f"{first}{separator}{second}"
+    return first or second
 
 
 def last_action_line(turn: Turn | None) -> str:
