@@ -1,7 +1,10 @@
-"""An example single-turn task: which of two numbers is larger. The `single_turn` job's default task and the task of
-`bench/learning_vs_trl.py`; `docs/single-turn.md` shows it as the ten lines a task takes.
+"""An example single-turn task: one-digit sums ("What is 3 + 5?"). The `single_turn` job's default task and the
+task of `bench/learning_vs_trl.py`; `docs/single-turn.md` shows it as the ten lines a task takes.
 
-Held-out pairs are never trained on: a pair (a, b) is held out when (100·a + b) mod 5 = 0.
+SmolLM2-135M-Instruct answers about a third of them within 16 greedy tokens: it knows the sums, but often
+explains the addition instead of giving it and runs out of tokens ("To add 8 and 3, you simply add them
+together: 8"), so GRPO has a format to learn. Held-out pairs are never trained on: (a, b) is held out when
+(a + 2b) mod 4 = 0 (18 of the 81 pairs).
 """
 
 from __future__ import annotations
@@ -12,18 +15,24 @@ import re
 from raygent.platform.contracts import Task
 
 
-def larger_number(split: str, seed: int, n: int) -> list[Task]:
-    """`n` questions "Which number is larger, A or B?" of two different two-digit numbers of `split`."""
-    rng, tasks = random.Random(seed), list[Task]()
-    while len(tasks) < n:
-        a, b = rng.randint(10, 99), rng.randint(10, 99)
-        if a != b and ((100 * a + b) % 5 == 0) == (split == "heldout"):
-            text = f"Which number is larger, {a} or {b}? Answer with the number only."
-            tasks.append(Task(id=f"larger:{a},{b}", env="single_turn", instruction=text, params={"answer": max(a, b)}))
-    return tasks
+def held_out(a: int, b: int) -> bool:
+    """Whether the pair (a, b) belongs to the held-out split."""
+    return (a + 2 * b) % 4 == 0
 
 
-def first_number_is_answer(completion: str, task: Task) -> float:
-    """1.0 when the completion's first integer is the task's `answer`, else 0.0."""
-    number = re.search(r"-?\d+", completion)
-    return float(number is not None and int(number.group()) == task.params["answer"])
+def one_digit_sum(split: str, seed: int, n: int) -> list[Task]:
+    """`n` questions "What is A + B?" with one-digit A and B, drawn (by `seed`, with replacement) from the pairs
+    of `split` (`heldout`, or any other name for the training pairs)."""
+    pairs = [(a, b) for a in range(1, 10) for b in range(1, 10) if held_out(a, b) == (split == "heldout")]
+    rng = random.Random(seed)
+    return [
+        Task(id=f"sum:{a}+{b}", env="single_turn", instruction=f"What is {a} + {b}?", params={"answer": a + b})
+        for a, b in (rng.choice(pairs) for _ in range(n))
+    ]
+
+
+def last_number_is_answer(completion: str, task: Task) -> float:
+    """1.0 when the completion's last integer is the task's `answer` ("8 + 3 = 11", "The answer is 11."), else 0.0
+    (no integer, a wrong one, or an explanation cut off before the result)."""
+    numbers = re.findall(r"-?\d+", completion)
+    return float(bool(numbers) and int(numbers[-1]) == task.params["answer"])

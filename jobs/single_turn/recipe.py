@@ -1,6 +1,6 @@
 """single_turn: the generic agent job for a single-turn task, a prompt source and a reward function.
 
-    raygent run single_turn                                     # the shipped example (pick the larger number)
+    raygent run single_turn                                     # the shipped example (one-digit sums on SmolLM2)
     raygent run my_task.yaml                                    # entry: raygent.jobs.single_turn.recipe:SingleTurn
 
 The config's `single_turn` section names the task function (or a list of prompts) and the reward function
