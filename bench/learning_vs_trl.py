@@ -134,8 +134,13 @@ def ours(seed: int, args: argparse.Namespace, run_dir: Path) -> tuple[Path, floa
     ]
     _, minutes = run_job("single_turn", overrides, run_dir)
     records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    rewards = [r["rollout/reward"] for r in records if r.get("stage") == "grpo"]
-    print("  ours: train reward per step " + " ".join(f"{r:.2f}" for r in rewards), flush=True)
+    steps = [r for r in records if r.get("stage") == "grpo"]
+    print("  ours: train reward per step " + " ".join(f"{r['rollout/reward']:.2f}" for r in steps), flush=True)
+    parts = {key: sum(r[f"timing/{key}"] for r in steps) for key in ("generate", "learn", "sync")}
+    print(
+        f"  ours: steps {sum(parts.values()):.1f} s (" + ", ".join(f"{k} {v:.1f}" for k, v in parts.items()) + ")",
+        flush=True,
+    )
     return run_dir / "checkpoints" / "final", minutes * 60
 
 
@@ -155,12 +160,14 @@ def trl(seed: int, args: argparse.Namespace, out: Path) -> tuple[Path, float]:
     for line in done.stdout.splitlines():
         if line.startswith("trl rewards"):
             print(f"  trl: train reward per step {line.removeprefix('trl rewards ')}", flush=True)
+        if line.startswith("trl steps"):
+            print(f"  trl: steps {line.removeprefix('trl steps ')} s", flush=True)
     return out / "final", seconds
 
 
 def trl_side(args: argparse.Namespace) -> None:
     """Train with `GRPOTrainer` on the matched settings and save the model to `--out/final`."""
-    from _trl import grpo_config, grpo_trainer, same_token_ids, trl_version
+    from _trl import StepTimer, grpo_config, grpo_trainer, same_token_ids, trl_version
     from datasets import Dataset
 
     from raygent.environments.single_turn import score
@@ -191,12 +198,14 @@ def trl_side(args: argparse.Namespace) -> None:
         shuffle=False,  # step i trains on raygent's batch i
     )
     dataset = Dataset.from_dict({"prompt": texts, "task": [task.model_dump_json() for task in tasks]})
-    trainer = grpo_trainer(model_dir, config, reward, dataset, [])
+    timer = StepTimer()
+    trainer = grpo_trainer(model_dir, config, reward, dataset, [timer])
     trainer.train()
     steps = [log for log in trainer.state.log_history if "reward" in log]
     if len(steps) != args.steps:
         raise RuntimeError(f"TRL ran {len(steps)} optimizer steps, expected {args.steps}")
     print("trl rewards " + " ".join(f"{log['reward']:.2f}" for log in steps), flush=True)
+    print(f"trl steps {sum(timer.times):.1f}", flush=True)
     trainer.save_model(str(args.out / "final"))
     tokenizer.save_pretrained(str(args.out / "final"))
 

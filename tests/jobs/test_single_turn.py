@@ -165,7 +165,7 @@ def test_a_tiny_run_trains_grpo_only_and_says_so(tmp_path: Path) -> None:
     out = tmp_path / "run"
     done = raygent(
         "run", "single_turn",
-        "policy.model=null", "policy.vocab_size=256",
+        "policy.model=null", "policy.vocab_size=320",
         f"single_turn.tasks={TASKS}", "single_turn.prompts=null", f"single_turn.reward={CONSTANT}",
         "trainer.steps=2", "trainer.eval_every=0", "trainer.eval_tasks=4", "trainer.checkpoint_every=2",
         "trainer.tensorboard=false", "rollout.num_workers=1", "rollout.envs_per_worker=4",
