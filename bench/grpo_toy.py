@@ -44,7 +44,7 @@ SMOLLM2_OVERRIDES = [
     "sft.lr=0.0005",
     # GRPO: 4 groups of 8 with reward variance a step (dynamic sampling, at most 2 draws), on the templates whose
     # running success is in the 20-80 % band (the admission gate), one warm-up step
-    "learner.lr=0.0004",
+    "learner.lr=0.0002",
     "learner.schedule={warmup_steps: 1}",
     "rollout.dynamic_sampling={max_draws: 2}",
     "tasks.source=raygent.platform.rl.tasks:AdmissionGate",

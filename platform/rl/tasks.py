@@ -14,11 +14,14 @@ augmentation policy is a source.
   index, so a resumed run consumes exactly the batches an uninterrupted one would (no batch repeated or skipped).
 - `AdmissionGate`: wraps any source (`kwargs.source`, spelled like this section) and admits a task only while its
   template's running success rate lies in the band [`low`, `high`] (prime-rl's and the MiniWoB++ study's 20–80 %):
-  templates the policy always solves or never solves are evicted once `min_outcomes` of their episodes were seen,
-  and re-admitted when the window moves back into the band. It draws `candidates` × n tasks from the inner source
-  and keeps the first n admitted (filling up with the evicted templates closest to the band when too few are);
-  its state (outcomes and the inner source's state) is checkpointed, and `metrics()` reports the band, the admitted
-  share and the evicted templates for each step's record.
+  templates the policy always solves or has never solved are evicted once `min_outcomes` of their episodes were
+  seen, and re-admitted when the window moves back into the band. A template whose rate falls below the band
+  after being in it stays admitted: the policy is forgetting it. (Without that rule SmolLM2's GRPO batches held
+  only `larger` once `smaller` fell below 0.2, and it learnt "answer the larger number": `smaller` 12/23 → 1/23.)
+  It draws `candidates` × n tasks from the inner source and keeps the first n admitted (filling up with the
+  evicted templates closest to the band when too few are); its state (outcomes, peaks and the inner source's
+  state) is checkpointed, and `metrics()` reports the band, the admitted share and the evicted templates for each
+  step's record.
 - `AdaptiveSource`: draws `candidates` × n tasks the same way and keeps n of them, sampling each task's template
   with weight p(1 − p) + `floor` from its recent success rate p (templates never tried count as p = ½): templates
   the policy neither always solves nor never solves get the batch. Its state (the recent outcomes) is checkpointed;
@@ -203,6 +206,9 @@ class AdmissionGate:
         self.batch_size, self.low, self.high = batch_size, low, high
         self.window, self.min_outcomes = window, min_outcomes
         self.outcomes: dict[str, deque[bool]] = {}
+        self.peak: dict[str, float] = {}
+        """Each template's highest running success rate so far: one that fell below the band is being forgotten,
+        not too hard, and stays admitted."""
         self.last: dict[str, float] = {}
 
     def success_rate(self, template: str) -> float | None:
@@ -213,7 +219,11 @@ class AdmissionGate:
     def distance(self, template: str) -> float:
         """How far outside the band the template's rate is (0: admitted)."""
         rate = self.success_rate(template)
-        return 0.0 if rate is None else max(self.low - rate, rate - self.high, 0.0)
+        if rate is None:
+            return 0.0
+        if rate < self.low and self.peak.get(template, 0.0) >= self.low:  # forgetting it: keep training on it
+            return 0.0
+        return max(self.low - rate, rate - self.high, 0.0)
 
     def next(self, index: int) -> list[Task]:
         pool = self.inner.next(index)
@@ -240,11 +250,16 @@ class AdmissionGate:
                 continue
             template = template_of(trajectory.task)
             self.outcomes.setdefault(template, deque(maxlen=self.window)).append(bool(trajectory.success))
+        for template in {template_of(t.task) for t in trajectories}:
+            rate = self.success_rate(template)
+            if rate is not None:
+                self.peak[template] = max(self.peak.get(template, 0.0), rate)
         self.inner.observe(trajectories)
 
     def state(self) -> dict[str, Any]:
         return {
             "outcomes": {template: list(seen) for template, seen in self.outcomes.items()},
+            "peak": dict(self.peak),
             "inner": self.inner.state(),
         }
 
@@ -253,6 +268,7 @@ class AdmissionGate:
             template: deque((bool(x) for x in seen), maxlen=self.window)
             for template, seen in state.get("outcomes", {}).items()
         }
+        self.peak = {template: float(rate) for template, rate in state.get("peak", {}).items()}
         self.inner.load_state(state.get("inner", {}))
 
 

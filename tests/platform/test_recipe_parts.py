@@ -111,6 +111,19 @@ def test_the_gate_evicts_templates_outside_its_band_and_admits_them_again() -> N
     assert any(template_of(t) == "larger" for i in range(5) for t in gate.next(i))
 
 
+def test_the_gate_keeps_a_template_the_policy_is_forgetting() -> None:
+    gate = _gate(low=0.2, high=0.8, window=4, min_outcomes=4)
+    _observe(gate, "smaller", [True, False, True, False])  # in the band
+    _observe(gate, "smaller", [False] * 4)  # then below it: forgotten, not too hard
+    _observe(gate, "a*b", [False] * 4)  # never in the band: too hard
+    assert gate.success_rate("smaller") == gate.success_rate("a*b") == 0.0
+    templates = {template_of(t) for i in range(5) for t in gate.next(i)}
+    assert "smaller" in templates and "a*b" not in templates
+    resumed = _gate(low=0.2, high=0.8, window=4, min_outcomes=4)
+    resumed.load_state(json.loads(json.dumps(gate.state())))
+    assert resumed.distance("smaller") == 0.0 < resumed.distance("a*b")
+
+
 def test_the_gate_fills_a_batch_with_the_templates_closest_to_its_band() -> None:
     gate = _gate(low=0.4, high=0.6, window=8, min_outcomes=2, candidates=1)
     for template in ("larger", "smaller", "a+b", "a-b"):
