@@ -18,7 +18,7 @@ group-normalized advantages, the clipped surrogate (ε = 0.2), token-mean loss, 
   prompts in the same order (step i trains on the tasks raygent's task stream gives batch i) and the same reward
   function.
 
-Held-out greedy success (64 tasks of the held-out split, drawn from its 18 pairs, never trained on, with
+Held-out greedy success (64 tasks of the held-out split, drawn from its 17 pairs, never trained on, with
 `heldout_seed(seed)` as raygent's trainer draws them) is scored by one function, `greedy_success`, for the untrained
 model and both trained ones: 16 greedy tokens through raygent's HF backend, success = the reward function's verdict.
 Wall time (`*_s`) is each side's fresh process from start to exit (raygent: Ray start, actors, training,

@@ -4,7 +4,7 @@ task of `bench/learning_vs_trl.py`; `docs/single-turn.md` shows it as the ten li
 SmolLM2-135M-Instruct answers about a third of them within 16 greedy tokens: it knows the sums, but often
 explains the addition instead of giving it and runs out of tokens ("To add 8 and 3, you simply add them
 together: 8"), so GRPO has a format to learn. Held-out pairs are never trained on: (a, b) is held out when
-(a + 2b) mod 4 = 0 (18 of the 81 pairs).
+(3a + b) mod 5 = 0 (17 of the 81 pairs).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from raygent.platform.contracts import Task
 
 def held_out(a: int, b: int) -> bool:
     """Whether the pair (a, b) belongs to the held-out split."""
-    return (a + 2 * b) % 4 == 0
+    return (3 * a + b) % 5 == 0
 
 
 def one_digit_sum(split: str, seed: int, n: int) -> list[Task]:
