@@ -186,3 +186,16 @@ def test_a_tiny_run_trains_grpo_only_and_says_so(tmp_path: Path) -> None:
     assert all(r["rollout/reward"] == pytest.approx(0.25) for r in grpo)  # the reward function's value
     evals = [r for r in records(out) if r["stage"] == "eval"]
     assert [r["eval/reward"] for r in evals] == pytest.approx([0.25, 0.25])
+
+
+def test_the_example_task_holds_out_pairs_never_trained_on() -> None:
+    from raygent.environments.single_turn.examples import last_number_is_answer, one_digit_sum
+
+    train = {t.id for t in one_digit_sum("train", 0, 2000)}
+    held = {t.id for t in one_digit_sum("heldout", 0, 2000)}
+    assert len(train) == 64 and len(held) == 17 and not train & held
+    task = one_digit_sum("heldout", 1, 1)[0]
+    answer = task.params["answer"]
+    assert last_number_is_answer(f"{task.instruction[8:-1]} = {answer}", task) == 1.0
+    assert last_number_is_answer("To add them, you simply add them together: 8", task) == float(answer == 8)
+    assert last_number_is_answer("no number", task) == 0.0
