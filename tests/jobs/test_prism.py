@@ -1,4 +1,5 @@
-"""PRISM study [rec]: the sensor oracle, the losses, the metrics, the config, and the claim's shape over seeds."""
+"""PRISM study [rec]: the sensor oracle, the losses, the metrics, the config and the verdict's checks (the claim on a
+reduced grid is `bench/prism_grid.py`: a study outcome moves with seeds, so it is measured, not asserted)."""
 
 from __future__ import annotations
 
@@ -43,7 +44,6 @@ from raygent.jobs.prism.study import (
 )
 from raygent.jobs.prism.train import error_w1, mask_scores, synthesise
 from raygent.platform.config import load_config
-from raygent.platform.session import grid_locally
 
 # --- scenes and the sensor oracle ---------------------------------------------------------------------
 
@@ -232,31 +232,7 @@ def test_analyze_checks_each_part_of_the_claim() -> None:
     assert not missing.holds and missing.checks == {"grid_complete": False}
 
 
-REDUCED = {"n_train": 600, "n_test": 100, "n_downstream": 800, "n_downstream_test": 300, "epochs": 10,
-           "downstream_epochs": 12, "width": 8}
-
-
-@pytest.fixture(scope="module")
-def reduced_grid() -> pd.DataFrame:
-    fixed = {**load_config("prism").study.model_dump(), **REDUCED}
-    # three seeds: with two the downstream ordering flipped on one machine (synth 0.503, clean 0.513; docs/studies.md)
-    return grid_locally(PrismStudy(), fixed, {"heads": ["dual", "single"], "gamma": [0.0, 0.5], "seed": [0, 1, 2]})
-
-
-@pytest.mark.slow
-def test_claim_shape_on_a_reduced_grid(reduced_grid: pd.DataFrame) -> None:
-    assert (reduced_grid["status"] == "TERMINATED").all()
-    verdict = PrismStudy().analyze(reduced_grid)
-    assert verdict.checks["dual_head_w1_below_single"]
-    assert verdict.checks["weighting_raises_recall"]
-    assert verdict.checks["downstream_synth_beats_clean"] and verdict.checks["downstream_synth_beats_gaussian"]
-    cells = verdict.evidence["cells"]
-    # the sensor-trained classifier is the ceiling the synthesis is measured against
-    assert cells["dual_gamma0.5"][ACC_SENSOR]["mean"] >= cells["dual_gamma0.5"][ACC_SYNTH]["mean"] - 0.05
-
-
-@pytest.mark.slow
-def test_plot_writes_a_png(reduced_grid: pd.DataFrame, tmp_path: Path) -> None:
+def test_plot_writes_a_png(tmp_path: Path) -> None:
     path = tmp_path / "prism.png"
-    PrismStudy().plot(reduced_grid, path)
+    PrismStudy().plot(fake_results(0.7, 0.8, 0.05, 0.7), path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
