@@ -92,6 +92,21 @@ def template_of(task: Task) -> str:
     return task.id[:cut] if cut > 0 else task.id
 
 
+def record_outcomes(outcomes: dict[str, deque[bool]], trajectories: Sequence[Trajectory], window: int) -> None:
+    """Appends each judged trajectory's success to its template's last `window` outcomes."""
+    for trajectory in trajectories:
+        if not trajectory.infra_failure and trajectory.success is not None:
+            seen = outcomes.setdefault(template_of(trajectory.task), deque(maxlen=window))
+            seen.append(bool(trajectory.success))
+
+
+def load_outcomes(state: dict[str, Any], window: int) -> dict[str, deque[bool]]:
+    """The per-template outcomes a source's `state()` saved under `outcomes`."""
+    return {
+        template: deque((bool(x) for x in seen), maxlen=window) for template, seen in state.get("outcomes", {}).items()
+    }
+
+
 class StaticSource:
     """Batch i is a pure function of (seed, stage, i): see the module docstring."""
 
@@ -163,20 +178,13 @@ class AdaptiveSource(StaticSource):
         return [pool[i] for i in reversed(order[-self.batch_size :])]
 
     def observe(self, trajectories: Sequence[Trajectory]) -> None:
-        for trajectory in trajectories:
-            if trajectory.infra_failure or trajectory.success is None:
-                continue
-            template = template_of(trajectory.task)
-            self.outcomes.setdefault(template, deque(maxlen=self.window)).append(bool(trajectory.success))
+        record_outcomes(self.outcomes, trajectories, self.window)
 
     def state(self) -> dict[str, Any]:
         return {"outcomes": {template: list(seen) for template, seen in self.outcomes.items()}}
 
     def load_state(self, state: dict[str, Any]) -> None:
-        self.outcomes = {
-            template: deque((bool(x) for x in seen), maxlen=self.window)
-            for template, seen in state.get("outcomes", {}).items()
-        }
+        self.outcomes = load_outcomes(state, self.window)
 
 
 class AdmissionGate:
@@ -245,11 +253,7 @@ class AdmissionGate:
         return dict(self.last)
 
     def observe(self, trajectories: Sequence[Trajectory]) -> None:
-        for trajectory in trajectories:
-            if trajectory.infra_failure or trajectory.success is None:
-                continue
-            template = template_of(trajectory.task)
-            self.outcomes.setdefault(template, deque(maxlen=self.window)).append(bool(trajectory.success))
+        record_outcomes(self.outcomes, trajectories, self.window)
         for template in {template_of(t.task) for t in trajectories}:
             rate = self.success_rate(template)
             if rate is not None:
@@ -264,10 +268,7 @@ class AdmissionGate:
         }
 
     def load_state(self, state: dict[str, Any]) -> None:
-        self.outcomes = {
-            template: deque((bool(x) for x in seen), maxlen=self.window)
-            for template, seen in state.get("outcomes", {}).items()
-        }
+        self.outcomes = load_outcomes(state, self.window)
         self.peak = {template: float(rate) for template, rate in state.get("peak", {}).items()}
         self.inner.load_state(state.get("inner", {}))
 
