@@ -86,6 +86,21 @@ def run_killed_at_grpo_step(
 RAY_WORKER_PORTS = range(10002, 20000)
 
 
+def init_ray_importing(*directories: Path, num_cpus: int = 4) -> None:
+    """An embedded Ray cluster whose actors can import the test modules in `directories` by name (a plugin a test
+    file defines, e.g. `test_seams:CalcJudge`); this conftest's directory is added too."""
+    import ray
+
+    path = os.pathsep.join([*(str(d) for d in directories), str(ROOT / "tests")])
+    ray.init(
+        address="local",
+        num_cpus=num_cpus,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": path}},
+    )
+
+
 def free_port() -> int:
     """A loopback port nothing listens on, outside Ray's worker ports and the kernel's ephemeral range (where
     other processes' `bind(0)` lands), free when probed."""

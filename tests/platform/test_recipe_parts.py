@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,6 +19,8 @@ from raygent.platform.contracts import Judgement, Step, Task, Trajectory
 from raygent.platform.rl.batch import varied_groups
 from raygent.platform.rl.schedule import LRSchedule, ScheduleSettings, lr_factor
 from raygent.platform.rl.tasks import AdmissionGate, TaskSettings, make_source, template_of
+
+from conftest import init_ray_importing
 
 HERE = Path(__file__).resolve().parent
 TYPES = {"difficulty": 1, "task_types": ["compare", "single"]}
@@ -200,13 +201,7 @@ def test_dynamic_sampling_trains_on_varied_groups_only_and_resumes_on_the_next_d
 
     from raygent.platform.rl.trainer import AgentTrainer
 
-    ray.init(
-        address="local",
-        num_cpus=4,
-        include_dashboard=False,
-        log_to_driver=False,
-        runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent)])}},
-    )
+    init_ray_importing(HERE)  # the actors import this module (and the conftest it imports) by name
     try:
         for steps, resume in ((2, False), (4, True)):  # 2 steps, then resumed from their checkpoint to 4
             trainer = AgentTrainer(_dynamic_config(steps), tmp_path, str(model_dir))  # type: ignore[arg-type]

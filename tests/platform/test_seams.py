@@ -6,7 +6,6 @@ carries all five; bad plugin names exit 2 naming the key before Ray starts."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -28,7 +27,7 @@ from raygent.policies.presets import build_tiny_model
 from raygent.policies.prompts import Turn
 from raygent.policies.tokenizer import build_tokenizer
 
-from conftest import raygent
+from conftest import init_ray_importing, raygent
 
 HERE = Path(__file__).resolve().parent
 HINT = "memory says: use calc"
@@ -168,14 +167,7 @@ def test_every_seam_changes_a_run(model_dir: Path, tmp_path: Path) -> None:
         }
     )
     hook = CountingHook()
-    ray.init(
-        address="local",
-        num_cpus=4,
-        include_dashboard=False,
-        log_to_driver=False,
-        # the actors import this module (and the conftest it imports) by name
-        runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent)])}},
-    )
+    init_ray_importing(HERE)  # the actors import this module (and the conftest it imports) by name
     try:
         trainer = AgentTrainer(config, tmp_path, str(model_dir), hooks=[hook])
         try:
