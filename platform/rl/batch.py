@@ -4,7 +4,13 @@ A *sample* is one policy call: the prompt ids the engine saw followed by the res
 runs over the response positions only (so environment and tool text, which lives in prompts, is never trained).
 A multi-turn trajectory gives one sample per step, each carrying the trajectory's advantage (docs/design.md §3).
 
-Micro-batches are packed by a padded-token budget after sorting by length, and every loss in a batch is reduced
+Samples that share a prompt (a GRPO group's completions, SFT samples of one state) share one row of a micro-batch:
+the prompt is computed once, not once per sample (`MicroBatch`; the idea of "Prefix Grouper", Liu et al. 2025).
+A 4 × 8 batch of 45-token prompts and 16-token completions is 688 tokens in this layout against 1,952 as separate
+sequences. The logits are those of each sample alone (a token sees its row's prefix and its own segment, at its own
+sequence's positions), asserted against separate forward passes in `tests/platform/test_rl_core.py`.
+
+Micro-batches are packed by a padded-token budget after sorting by row length, and every loss in a batch is reduced
 with the *whole batch's* denominator (`Batch.denominator`), so accumulating micro-batch gradients gives exactly
 the full batch's gradient whatever the packing.
 """
@@ -44,15 +50,24 @@ class Sample:
 
 @dataclass
 class MicroBatch:
-    """Tensors of one forward pass. B sequences, L padded sequence length, T padded response length.
+    """Tensors of one forward pass in the shared-prefix layout: B samples in R rows of length L; T is the padded
+    response length.
 
-    input_ids `[B, L]`, attention_mask `[B, L]`, positions `[B, T]` (index into L of the logits that score
-    response token t: prompt length − 1 + t), response_ids `[B, T]`, loss_mask `[B, T]` (float), behaviour
-    `[B, T]`, advantages `[B]`, truncated `[B]` (bool), failure `[B]` (bool), versions `[B]`.
+    The samples with one prompt share a row. It holds the prompt once, all but its last token (the *prefix*), then
+    one *segment* per sample: the prompt's last token and the response but its last token, the tokens whose logits
+    score the response. A token attends to the prefix and to the earlier tokens of its own segment, at its position
+    in its own sequence, so its logits are those of its sample alone.
+
+    input_ids `[R, L]`, attention_mask `[R, 1, L, L]` (bool, True = attend), position_ids `[R, L]`, rows `[B]` (each
+    sample's row), positions `[B, T]` (index into L of the logits that score response token t), response_ids
+    `[B, T]`, loss_mask `[B, T]` (float), behaviour `[B, T]`, advantages `[B]`, truncated `[B]` (bool), failure
+    `[B]` (bool), versions `[B]`.
     """
 
     input_ids: Tensor
     attention_mask: Tensor
+    position_ids: Tensor
+    rows: Tensor
     positions: Tensor
     response_ids: Tensor
     loss_mask: Tensor
@@ -64,40 +79,74 @@ class MicroBatch:
 
     @property
     def size(self) -> int:
-        return int(self.input_ids.shape[0])
+        return int(self.rows.shape[0])
 
     def to(self, device: str | torch.device) -> MicroBatch:
         """The batch with every tensor on `device` (the learner's: the loss runs where the logits are)."""
         return MicroBatch(**{f.name: getattr(self, f.name).to(device) for f in fields(self)})
 
 
+_PREFIX, _PADDING = -1, -2
+"""Segment ids of a row's prefix and of its padding (a sample's segment id is its index)."""
+
+
+def _row_length(samples: Sequence[Sample]) -> int:
+    """Tokens of one row holding `samples` (one prompt): the prefix plus one segment per response token."""
+    return max(max(len(samples[0].prompt_ids) - 1, 0) + sum(len(s.response_ids) for s in samples), 1)
+
+
 def collate(samples: Sequence[Sample], pad_id: int) -> MicroBatch:
-    """Right-padded tensors of `samples` (see `MicroBatch`)."""
+    """The shared-prefix tensors of `samples` (see `MicroBatch`); samples keep their order along B."""
     if not samples:
         raise ValueError("collate needs at least one sample")
-    length = max(s.length for s in samples)
-    width = max(max(len(s.response_ids) for s in samples), 1)
+    members: dict[tuple[int, ...], list[int]] = {}
+    for index, s in enumerate(samples):
+        if s.response_ids and not s.prompt_ids:
+            raise ValueError(f"sample {index} has a response but no prompt: its first token has nothing to score it")
+        members.setdefault(tuple(s.prompt_ids), []).append(index)
     b = len(samples)
-    input_ids = torch.full((b, length), pad_id, dtype=torch.long)
-    attention = torch.zeros((b, length), dtype=torch.long)
+    width = max(max(len(s.response_ids) for s in samples), 1)
+    rows = torch.zeros(b, dtype=torch.long)
     positions = torch.zeros((b, width), dtype=torch.long)
+    layout: list[tuple[list[int], list[int], list[int]]] = []  # per row: token ids, position ids, segment ids
+    for row, (prompt, indices) in enumerate(members.items()):
+        prefix = len(prompt) - 1
+        ids, where, segment = list(prompt[:-1]), list(range(prefix)), [_PREFIX] * max(prefix, 0)
+        for index in indices:
+            rows[index] = row
+            scored = samples[index].response_ids
+            if scored:
+                positions[index, : len(scored)] = torch.arange(len(ids), len(ids) + len(scored))
+                ids += [prompt[-1], *scored[:-1]]
+                where += range(prefix, prefix + len(scored))
+                segment += [index] * len(scored)
+        layout.append((ids, where, segment) if ids else ([pad_id], [0], [_PADDING]))
+    length = max(len(ids) for ids, _, _ in layout)
+    input_ids = torch.full((len(layout), length), pad_id, dtype=torch.long)
+    position_ids = torch.zeros((len(layout), length), dtype=torch.long)
+    segments = torch.full((len(layout), length), _PADDING, dtype=torch.long)
+    for row, (ids, where, segment) in enumerate(layout):
+        input_ids[row, : len(ids)] = torch.tensor(ids)
+        position_ids[row, : len(ids)] = torch.tensor(where)
+        segments[row, : len(ids)] = torch.tensor(segment)
+    causal = torch.ones((length, length), dtype=torch.bool).tril()
+    same = segments.unsqueeze(2) == segments.unsqueeze(1)  # padding sees padding: no row of the mask is empty
+    attention = causal & (same | (segments == _PREFIX).unsqueeze(1))
     response = torch.zeros((b, width), dtype=torch.long)
     mask = torch.zeros((b, width))
     behaviour = torch.zeros((b, width))
-    for row, s in enumerate(samples):
-        ids = list(s.prompt_ids) + list(s.response_ids)
-        n_prompt, n_resp = len(s.prompt_ids), len(s.response_ids)
-        input_ids[row, : len(ids)] = torch.tensor(ids)
-        attention[row, : len(ids)] = 1
-        if n_resp:
-            positions[row, :n_resp] = torch.arange(n_prompt - 1, n_prompt - 1 + n_resp)
-            response[row, :n_resp] = torch.tensor(s.response_ids)
-            mask[row, :n_resp] = 1.0
+    for index, s in enumerate(samples):
+        n = len(s.response_ids)
+        if n:
+            response[index, :n] = torch.tensor(s.response_ids)
+            mask[index, :n] = 1.0
             if s.behaviour_logprobs:
-                behaviour[row, :n_resp] = torch.tensor(s.behaviour_logprobs)
+                behaviour[index, :n] = torch.tensor(s.behaviour_logprobs)
     return MicroBatch(
         input_ids=input_ids,
-        attention_mask=attention,
+        attention_mask=attention.unsqueeze(1),
+        position_ids=position_ids,
+        rows=rows,
         positions=positions,
         response_ids=response,
         loss_mask=mask,
@@ -110,21 +159,36 @@ def collate(samples: Sequence[Sample], pad_id: int) -> MicroBatch:
 
 
 def pack(samples: Sequence[Sample], max_tokens: int) -> list[list[Sample]]:
-    """Group samples into micro-batches whose padded size (count × longest) stays within `max_tokens`.
+    """Group samples into micro-batches whose padded size in the shared-prefix layout (rows × longest row) stays
+    within `max_tokens`.
 
-    Sorted by length, so sequences of similar length share a micro-batch; a sample longer than the budget
-    gets a micro-batch of its own.
+    The samples of one prompt fill one row while it fits the budget (then another row, which repeats the prefix);
+    rows are sorted by length, so rows of similar length share a micro-batch; a row longer than the budget gets a
+    micro-batch of its own. (`collate` joins the rows of one prompt that land in one micro-batch, so a prompt whose
+    samples overflow a row may give a micro-batch up to twice the budget.)
     """
-    groups: list[list[Sample]] = []
-    current: list[Sample] = []
-    for s in sorted(samples, key=lambda s: s.length):
-        if current and (len(current) + 1) * s.length > max_tokens:
-            groups.append(current)
+    members: dict[tuple[int, ...], list[Sample]] = {}
+    for s in samples:
+        members.setdefault(tuple(s.prompt_ids), []).append(s)
+    rows: list[list[Sample]] = []
+    for group in members.values():
+        row: list[Sample] = []
+        for s in group:
+            if row and _row_length([*row, s]) > max_tokens:
+                rows.append(row)
+                row = []
+            row.append(s)
+        rows.append(row)
+    batches: list[list[Sample]] = []
+    current: list[list[Sample]] = []
+    for row in sorted(rows, key=_row_length):
+        if current and (len(current) + 1) * _row_length(row) > max_tokens:
+            batches.append([s for r in current for s in r])
             current = []
-        current.append(s)
+        current.append(row)
     if current:
-        groups.append(current)
-    return groups
+        batches.append([s for r in current for s in r])
+    return batches
 
 
 def denominator(samples: Sequence[Sample], aggregation: Aggregation) -> float:

@@ -178,22 +178,24 @@ class Learner:
         return collate(samples, self.pad_id).to(self.settings.device)
 
     def _response_logits(self, model: torch.nn.Module, batch: MicroBatch) -> Tensor:
-        """Logits scoring each response token: `[B, T, V]`.
+        """Logits scoring each response token: `[B, T, V]`, from one forward pass over the shared-prefix rows.
 
         The LM head runs only at the positions some row's response is scored from (`logits_to_keep`, the union over
-        the micro-batch, which packing keeps narrow): with a real vocabulary (49 k for SmolLM2) the head over every
-        prompt position would cost more than the transformer."""
+        the micro-batch's rows): with a real vocabulary (49 k for SmolLM2) the head over every prefix position would
+        cost more than the transformer."""
         positions = batch.positions
         device = positions.device
         scored = positions[batch.loss_mask > 0]
         keep = torch.unique(scored) if scored.numel() else positions[:1, :1].flatten()
         lookup = torch.zeros(batch.input_ids.shape[1], dtype=torch.long, device=device)
         lookup[keep] = torch.arange(len(keep), device=device)
-        inputs = {"input_ids": batch.input_ids, "attention_mask": batch.attention_mask}
+        mask = batch.attention_mask
+        if getattr(self.model.config, "_attn_implementation", "sdpa") == "eager":  # eager adds the mask to scores
+            mask = torch.zeros(mask.shape, device=device).masked_fill(~mask, torch.finfo(torch.float32).min)
+        inputs = {"input_ids": batch.input_ids, "attention_mask": mask, "position_ids": batch.position_ids}
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=self.settings.autocast == "bf16"):
             logits = model(**inputs, logits_to_keep=keep).logits.float()
-        index = lookup[positions].unsqueeze(-1).expand(-1, -1, logits.shape[-1])
-        return logits.gather(1, index)
+        return logits[batch.rows.unsqueeze(1).expand_as(positions), lookup[positions]]
 
     def _logprobs(self, batch: MicroBatch, grad: bool) -> Tensor:
         with torch.set_grad_enabled(grad):

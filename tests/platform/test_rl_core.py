@@ -54,13 +54,64 @@ def backend(model_dir: Path) -> HFBackend:
 def test_collate_places_responses_after_their_prompts() -> None:
     samples = [Sample((1, 2, 3), (4, 5), (-0.1, -0.2), advantage=1.0), Sample((7,), (8, 9, 10), (-1.0, -1.0, -1.0))]
     batch = collate(samples, pad_id=0)
-    assert batch.input_ids.tolist() == [[1, 2, 3, 4, 5], [7, 8, 9, 10, 0]]
-    assert batch.attention_mask.tolist() == [[1, 1, 1, 1, 1], [1, 1, 1, 1, 0]]
-    # the logits at position p score token p + 1: the response of row 0 starts at index 3, scored at index 2
+    # a row is the prompt but its last token, then its last token and the response but its last token: the logits
+    # at index p score the next token, so the last response token is never an input
+    assert batch.input_ids.tolist() == [[1, 2, 3, 4], [7, 8, 9, 0]]
+    assert batch.position_ids.tolist() == [[0, 1, 2, 3], [0, 1, 2, 0]]
+    assert batch.rows.tolist() == [0, 1]
+    # the response of row 0 is scored from index 2 (token 3) on
     assert batch.positions.tolist() == [[2, 3, 0], [0, 1, 2]]
+    assert batch.attention_mask[1, 0].tolist() == [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [0, 0, 0, 1]]
     assert batch.loss_mask.tolist() == [[1, 1, 0], [1, 1, 1]]
     assert batch.behaviour[0, :2].tolist() == pytest.approx([-0.1, -0.2])
     assert batch.advantages.tolist() == [1.0, 0.0]
+
+
+def test_samples_of_one_prompt_share_a_row_and_see_only_their_own_response() -> None:
+    samples = [Sample((1, 2, 3), (4, 5)), Sample((9,), (8,)), Sample((1, 2, 3), (6, 7))]
+    batch = collate(samples, pad_id=0)
+    assert batch.input_ids.tolist() == [[1, 2, 3, 4, 3, 6], [9, 0, 0, 0, 0, 0]]
+    assert batch.position_ids[0].tolist() == [0, 1, 2, 3, 2, 3]  # each segment at its own sequence's positions
+    assert batch.rows.tolist() == [0, 1, 0]
+    assert batch.positions.tolist() == [[2, 3], [0, 0], [4, 5]]
+    seen = batch.attention_mask[0, 0].int().tolist()
+    assert seen[4] == [1, 1, 0, 0, 1, 0]  # the second segment sees the prefix and itself, not the first segment
+    assert seen[5] == [1, 1, 0, 0, 1, 1]
+
+
+def test_the_shared_prefix_layout_scores_and_trains_as_separate_sequences(model_dir: Path) -> None:
+    """Logits and gradients of a micro-batch whose samples share prompts equal those of each sample's own sequence
+    run alone through the model (float32)."""
+    learner = Learner(str(model_dir), LearnerSettings(lr=3e-3, micro_batch_tokens=4096))
+    torch.manual_seed(0)
+    prompts = [tuple(torch.randint(5, 300, (n,)).tolist()) for n in (7, 12, 1)]
+    samples = [
+        Sample(prompts[p], tuple(torch.randint(5, 300, (n,)).tolist()), advantage=a)
+        for p, n, a in ((0, 4, 1.0), (1, 6, -0.5), (0, 2, -1.0), (0, 5, 0.5), (2, 3, 2.0), (1, 1, 0.25))
+    ]
+    batch = learner._collate(samples)
+    assert batch.input_ids.shape[0] == 3  # one row per prompt
+    shared = token_logprobs_of(learner, batch)
+    objective = sum((row[: len(s.response_ids)] * s.advantage).sum() for row, s in zip(shared, samples, strict=True))
+    objective.backward()
+    packed_grads = {n: p.grad.clone() for n, p in learner.model.named_parameters() if p.grad is not None}
+    learner.model.zero_grad(set_to_none=True)
+    separate = []
+    for s in samples:
+        ids = torch.tensor([[*s.prompt_ids, *s.response_ids]])
+        logits = learner.model(input_ids=ids).logits[0, len(s.prompt_ids) - 1 : -1].float()
+        separate.append(torch.log_softmax(logits, -1).gather(-1, torch.tensor(s.response_ids)[:, None])[:, 0])
+    for row, alone, s in zip(shared, separate, samples, strict=True):
+        assert torch.allclose(row[: len(s.response_ids)], alone, atol=1e-5)
+    sum((alone * s.advantage).sum() for alone, s in zip(separate, samples, strict=True)).backward()
+    for name, param in learner.model.named_parameters():
+        assert torch.allclose(packed_grads[name], param.grad, atol=1e-5, rtol=1e-4), name
+
+
+def token_logprobs_of(learner: Learner, batch: Any) -> torch.Tensor:
+    from raygent.platform.losses.logprobs import token_logprobs
+
+    return token_logprobs(learner._response_logits(learner.model, batch), batch.response_ids, 1.0)
 
 
 def test_pack_keeps_each_micro_batch_within_the_token_budget() -> None:
@@ -68,7 +119,11 @@ def test_pack_keeps_each_micro_batch_within_the_token_budget() -> None:
     groups = pack(samples, max_tokens=16)
     assert sorted(s.length for g in groups for s in g) == sorted(s.length for s in samples)
     for group in groups:
-        assert len(group) == 1 or len(group) * max(s.length for s in group) <= 16
+        assert len(group) == 1 or collate(group, 0).input_ids.numel() <= 16
+    # a prompt's samples fill one row while it fits, then the next
+    shared = [Sample((1, 2, 3, 4, 5), (6, 7, 8)) for _ in range(5)]
+    rows = [collate(g, 0).input_ids.shape for g in pack(shared, max_tokens=10)]
+    assert rows == [(1, 7), (1, 10), (1, 10)]
     assert denominator(samples, "token-mean") == 6.0
     assert denominator(samples, "seq-mean-token-mean") == 6.0
 
