@@ -247,12 +247,15 @@ def submit(
 @app.command(epilog="Example: raygent report runs/fls/20261130-101500")
 def report(run_dir: Path = typer.Argument(..., help="A run directory written by raygent sweep.")) -> None:
     """Rebuild a sweep's verdict, plot and report.html from its results."""
-    from raygent.platform.report import load_results, write_report
+    from raygent.platform.report import rebuild_report
 
     job_config, _ = _load(None, None, run_dir, "sweep")
     if not (run_dir / rundir.RESULTS_FILE).is_file():
         _fail(f"{run_dir}: no {rundir.RESULTS_FILE} yet (resume the sweep with --resume {run_dir})", code=1)
-    summary = write_report(run_dir.resolve(), job_config, load_results(run_dir), wall_s=None)
+    try:
+        summary = rebuild_report(run_dir, job_config)
+    except ConfigError as exc:  # a results.csv that is not the sweep's table
+        _fail(str(exc))
     _print_verdict(summary)
     typer.echo(str((run_dir / rundir.REPORT_FILE).resolve()))
 

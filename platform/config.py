@@ -26,6 +26,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ModelWrapValidatorHandler,
     TypeAdapter,
     ValidationError,
     create_model,
@@ -229,6 +230,49 @@ class JobConfig(Frozen):
     study: StudyParams = StudyParams()
     sweep: SweepSettings = SweepSettings()
     cluster: ClusterSettings = ClusterSettings()
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _no_bool_numbers(cls, data: Any, handler: ModelWrapValidatorHandler[JobConfig]) -> JobConfig:
+        """In every section, the study's and a recipe's included, `true`/`false` is not a number."""
+        config = handler(data)
+        reject_bool_numbers(data, config)
+        return config
+
+
+def reject_bool_numbers(given: Any, parsed: Any, where: str = "") -> None:
+    """Raise `ConfigError` (`key: got True; expected an integer, not true/false`) where a `true`/`false` of the input
+    `given` validated into a number in `parsed`, what pydantic made of it: its lax mode reads a bool as 1 or 0 for an
+    int or float field (`trainer.steps=true` would run one step). The two are walked together (models by field,
+    mappings by key, sequences by index), so one check covers every field of every model, nested or not; a bool
+    kept as a bool (a bool field, `Any`, a union with bool) passes. `where` prefixes the key (e.g. `env.task_kwargs`).
+    """
+    found = _bool_as_number(given, parsed, [where] if where else [])
+    if found is not None:
+        path, value, expected = found
+        raise ConfigError(f"{'.'.join(path) or '(top level)'}: got {value!r}; expected {expected}, not true/false")
+
+
+def _bool_as_number(given: Any, parsed: Any, where: list[str]) -> tuple[list[str], bool, str] | None:
+    if isinstance(given, bool):
+        if isinstance(parsed, bool) or not isinstance(parsed, int | float):
+            return None
+        return where, given, "an integer" if isinstance(parsed, int) else "a number"
+    pairs: list[tuple[str, Any, Any]] = []
+    if isinstance(given, Mapping) and isinstance(parsed, BaseModel):
+        for name, field in type(parsed).model_fields.items():
+            key = field.alias if isinstance(field.alias, str) and field.alias in given else name
+            if key in given:
+                pairs.append((str(key), given[key], getattr(parsed, name)))
+    elif isinstance(given, Mapping) and isinstance(parsed, Mapping):
+        pairs = [(str(key), value, parsed[key]) for key, value in given.items() if key in parsed]
+    elif isinstance(given, list | tuple) and isinstance(parsed, list | tuple) and len(given) == len(parsed):
+        pairs = [(str(index), item, parsed[index]) for index, item in enumerate(given)]
+    for key, item, value in pairs:
+        found = _bool_as_number(item, value, [*where, key])
+        if found is not None:
+            return found
+    return None
 
 
 def configs_dir() -> Path:
@@ -445,12 +489,14 @@ def _check_space(config: JobConfig, params_model: type[StudyParams]) -> None:
         where = f"sweep.space.{knob}"
         if knob not in fields:
             raise ConfigError(f"{where}: {knob!r} is not a parameter of this study{_did_you_mean(knob, fields)}")
+        form = "grid" if dim.grid is not None else "choice"
         for index, value in enumerate(dim.values or []):
             try:
-                params_model.model_validate({**config.study.model_dump(), knob: value})
+                params = params_model.model_validate({**config.study.model_dump(), knob: value})
             except ValidationError as exc:
                 reason = exc.errors()[0]["msg"]
                 raise ConfigError(f"{where}: value {value!r} at position {index} is invalid: {reason}") from None
+            reject_bool_numbers(value, getattr(params, knob), f"{where}.{form}.{index}")
         if config.sweep.search == "optuna" and dim.grid is not None:
             raise ConfigError(f"{where}: search 'optuna' takes choice/uniform/loguniform/randint, not grid")
 
@@ -486,12 +532,13 @@ def check_arguments(where: str, fn: Any, given: Mapping[str, Any]) -> None:
         except Exception:
             continue
         try:
-            adapter.validate_python(value)
+            parsed = adapter.validate_python(value)
         except ValidationError as exc:
             error = exc.errors()[0]
             cause = error.get("ctx", {}).get("error")  # a validator's own message, as it wrote it
             message = str(cause).removeprefix(f"{key}: ") if isinstance(cause, Exception) else error["msg"].lower()
             raise ValueError(f"{where}.{key}: got {value!r}; {message}") from None
+        reject_bool_numbers(value, parsed, f"{where}.{key}")
 
 
 def first_error(exc: ValidationError) -> str:
@@ -557,7 +604,7 @@ def _explain(exc: ValidationError, model: type[BaseModel], data: Any = None) -> 
     more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
     cause = error.get("ctx", {}).get("error")
     if isinstance(cause, ConfigError):  # a validator's own message (e.g. check_entry): it names the value already
-        return f"{key}: {cause}{more}"
+        return f"{key}: {cause}{more}" if loc else f"{cause}{more}"  # a whole-config validator names its key
     if error["type"] == "value_error" and cause is not None:  # a model validator's message, as written
         return f"{key}: {cause}{more}" if loc else f"{cause}{more}"  # a whole-config validator names its key
     shown = repr(value) if not isinstance(value, float) or math.isfinite(value) else str(value)

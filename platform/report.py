@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import base64
 import html
 import json
+import re
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +15,7 @@ import pandas as pd
 import yaml
 
 from raygent.platform import rundir
-from raygent.platform.config import JobConfig, load_entry
+from raygent.platform.config import ConfigError, JobConfig, load_entry
 from raygent.platform.study import TuneStudy, Verdict
 
 
@@ -87,5 +90,64 @@ img{{max-width:100%}}</style></head><body>
 """
 
 
-def load_results(run_dir: Path) -> pd.DataFrame:
-    return pd.read_csv(run_dir / rundir.RESULTS_FILE)
+def rebuild_report(run_dir: Path, config: JobConfig) -> dict[str, Any]:
+    """`raygent report`: `write_report` again from the sweep's `results.csv` (read by `load_results`). A column the
+    study's `analyze` or `plot` looks up that the file lacks is a `ConfigError` naming the file and the column."""
+    results = load_results(run_dir, config)
+    try:
+        return write_report(run_dir.resolve(), config, results, wall_s=None)
+    except KeyError as exc:
+        column = _absent_column(exc, results)
+        if column is None:
+            raise
+        raise ConfigError(_missing_message(run_dir / rundir.RESULTS_FILE, [column], results, config.job)) from None
+
+
+def load_results(run_dir: Path, config: JobConfig | None = None) -> pd.DataFrame:
+    """A sweep's `results.csv`; a `ConfigError` naming the file when it is empty or not a CSV table. With the run's
+    `config`, also when it lacks a column `write_report` reads: `status`, the swept knobs and, once a trial
+    finished, the study's metric."""
+    path = run_dir / rundir.RESULTS_FILE
+    try:
+        results = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise ConfigError(f"{path}: the file is empty; expected the sweep's results table (a CSV)") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not a CSV table ({' '.join(str(exc).split())})") from None
+    if config is not None:
+        study: TuneStudy = load_entry(config.entry)()
+        required = ["status", *config.sweep.space]
+        if "status" not in results or (results["status"] == "TERMINATED").any():
+            required.append(study.metric)
+        missing = [name for name in dict.fromkeys(required) if name not in results.columns]
+        if missing:
+            raise ConfigError(_missing_message(path, missing, results, config.job))
+    return results
+
+
+def _missing_message(path: Path, missing: list[str], results: pd.DataFrame, job: str) -> str:
+    names = ", ".join(repr(name) for name in missing)
+    columns = [str(name) for name in results.columns]
+    shown = ", ".join(columns[:12]) + (f", ... ({len(columns) - 12} more)" if len(columns) > 12 else "")
+    return (
+        f"{path}: no column{'s' if len(missing) > 1 else ''} {names} (needed for the {job} study's report); "
+        f"its columns: {shown or '(none)'}"
+    )
+
+
+def _absent_column(exc: KeyError, results: pd.DataFrame) -> str | None:
+    """The column a pandas lookup raised `exc` for (`KeyError('x')`, `'Column not found: x'`, `"['x'] not in
+    index"`), when `results` lacks it; None for any other `KeyError` (one that pandas did not raise)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames or "pandas" not in Path(frames[-1].filename).parts or not exc.args:
+        return None
+    key = exc.args[0]
+    names: list[Any] = [key]
+    if isinstance(key, str):
+        listed = re.fullmatch(r"\[(.*)\] not in index", key)
+        try:
+            names = list(ast.literal_eval(f"[{listed[1]}]")) if listed else [key.removeprefix("Column not found: ")]
+        except (ValueError, SyntaxError):
+            return None
+    absent = [name for name in names if isinstance(name, str) and name not in results.columns]
+    return absent[0] if absent else None

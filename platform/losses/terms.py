@@ -197,7 +197,7 @@ def build_term(spec: dict[str, Any]) -> LossTerm:
 
     Raises ValueError naming the term when the name is unknown or a knob is invalid.
     """
-    from raygent.platform.config import load_entry
+    from raygent.platform.config import ConfigError, load_entry, reject_bool_numbers
 
     spec = dict(spec)
     name = spec.get("name")
@@ -215,13 +215,18 @@ def build_term(spec: dict[str, Any]) -> LossTerm:
             raise ValueError(f"loss term {name!r}: {error}") from None
         if not isinstance(term, LossTerm):
             raise ValueError(f"loss term {name!r} does not implement LossTerm (name, coef, covers, loss)")
-        return term
-    if name not in TERMS:
+    elif name not in TERMS:
         close = difflib.get_close_matches(name, list(TERMS), n=1, cutoff=0.6)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ValueError(f"unknown loss term {name!r}{hint}; expected one of {', '.join(TERMS)} or 'module:attr'")
+    else:
+        try:
+            term = TERMS[name].model_validate(spec)
+        except ValidationError as error:
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors())
+            raise ValueError(f"loss term {name!r}: {problems}") from None
     try:
-        return TERMS[name].model_validate(spec)
-    except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors())
-        raise ValueError(f"loss term {name!r}: {problems}") from None
+        reject_bool_numbers(spec, term)  # `coef: true` is not 1.0
+    except ConfigError as error:
+        raise ValueError(f"loss term {name!r}: {error}") from None
+    return term

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from served_run import make_agent_run, uvicorn_app
 
@@ -43,11 +44,25 @@ FILES: dict[str, bytes] = {
     "entry_form.yaml": b"job: fls\nentry: not an entry\n",
     "inf.yaml": f"job: fls\nentry: {FLS}\nstudy:\n  alpha: .inf\n".encode(),
     "badjob.yaml": f"job: Bad-Name\nentry: {FLS}\n".encode(),
+    "boolint.yaml": f"job: fls\nentry: {FLS}\nstudy:\n  width: true\n".encode(),
     "afile": b"not a directory",
 }
 
+# An fls sweep's results.csv, for the run directories below whose table lacks a column (`RESULTS_WITHOUT`).
+RESULTS = pd.DataFrame(
+    [
+        {"alpha": alpha, "seed": seed, "status": "TERMINATED", "test_error": 0.1 + abs(alpha - 0.3)}
+        | {"participation_ratio": alpha, "gd_steps": 10, "reached_target": 1}
+        for alpha in (0.01, 0.3, 1.0)
+        for seed in (0, 1)
+    ]
+)
+RESULTS_WITHOUT = {"nometric": "test_error", "nostatus": "status", "noratio": "participation_ratio", "noknob": "alpha"}
+
 # (argv, what stderr must contain). `{tmp}` is the scratch directory; files above are in it; `oldrun/` is a run
-# directory with a valid config, `emptyrun/` one whose config.yaml is empty, `notrun/` one with a non-run config.
+# directory with a valid config, `emptyrun/` one whose config.yaml is empty, `notrun/` one with a non-run config;
+# `nometric/` etc. are fls sweeps whose results.csv lacks a column (`RESULTS_WITHOUT`), `emptyresults/` one whose
+# results.csv is empty.
 CLI_CASES: list[tuple[list[str], str]] = [
     # config files
     (["run", "nonutf8.yaml"], "nonutf8.yaml: not UTF-8 text (byte 0xff on line 2)"),
@@ -101,6 +116,18 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["run", "grpo_toy", "rollout.episode_timeout_s=.inf"], "rollout.episode_timeout_s: got inf"),
     (["run", "grpo_toy", "policy.model=/nope/model"], "policy.model: '/nope/model' is neither a pretrained preset"),
     (["run", "grpo_toy", "learner.lr=.inf"], "learner.lr: got inf; expected a finite number"),
+    # true/false where a number is expected (pydantic alone reads them as 1 and 0)
+    (["run", "boolint.yaml"], "study.width: got True; expected an integer, not true/false"),
+    (["run", "fls", "study.alpha=true"], "study.alpha: got True; expected a number, not true/false"),
+    (["sweep", "fls", "sweep.space.seed.grid=[0, true]"], "sweep.space.seed.grid.1: got True; expected an integer"),
+    (["sweep", "fls", "sweep.max_concurrent_trials=true"], "sweep.max_concurrent_trials: got True; expected an"),
+    (["run", "grpo_toy", "trainer.steps=true"], "trainer.steps: got True; expected an integer, not true/false"),
+    (["run", "grpo_toy", "rollout.sampling.temperature=false"], "rollout.sampling.temperature: got False; expected"),
+    (["run", "grpo_toy", "env.task_kwargs.difficulty=true"], "env.task_kwargs.difficulty: got True; expected an"),
+    (
+        ["run", "grpo_toy", "learner.loss.terms=[{name: grpo, coef: true}]"],
+        "learner.loss.terms: loss term 'grpo': coef: got True; expected a number, not true/false",
+    ),
     # run directories
     (["run", "fls", "--out", ""], "--out '': expected a directory path"),
     (["run", "fls", "--out", "  "], "--out '  ': expected a directory path"),
@@ -117,6 +144,11 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["run", "--resume", "afile"], "afile: is a file; expected a raygent run directory"),
     (["sweep", "--resume", "."], ".: not a raygent run directory (no config.yaml)"),
     (["report", "."], ".: not a raygent run directory"),
+    (["report", "nometric"], "nometric/results.csv: no column 'test_error' (needed for the fls study's report); its"),
+    (["report", "nostatus"], "nostatus/results.csv: no column 'status' (needed for the fls study's report)"),
+    (["report", "noknob"], "noknob/results.csv: no column 'alpha' (needed"),
+    (["report", "noratio"], "noratio/results.csv: no column 'participation_ratio' (needed"),  # only fls's plot reads it
+    (["report", "emptyresults"], "emptyresults/results.csv: the file is empty"),
     # addresses
     (["run", "fls", "--address", "justahost"], "--address 'justahost': no port"),
     (["run", "fls", "--address", "127.0.0.1:abc"], "port 'abc' is not a number"),
@@ -170,6 +202,11 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "emptyrun" / "config.yaml").write_text("")
     (root / "notrun").mkdir()
     (root / "notrun" / "config.yaml").write_text("job: fls\n")
+    for name, column in [*RESULTS_WITHOUT.items(), ("emptyresults", None)]:
+        (root / name).mkdir()
+        rundir.save_config(root / name, load_config("fls"))
+        table = RESULTS.drop(columns=[column]).to_csv(index=False) if column else ""
+        (root / name / "results.csv").write_text(table)
     return root
 
 
@@ -300,6 +337,8 @@ def test_status_lists_runs_at_any_depth(tmp_path: Path) -> None:
         ["status", "--address", f"http://127.0.0.1:{REFUSED}"],
         ["run", "fls", "--out", ""],
         ["run", "fls", "--nope"],
+        ["report", "{tmp}/nometric"],
+        ["run", "fls", "study.seed=true"],
     ],
 )
 def test_the_real_command_fails_fast_on_stderr(argv: list[str], scratch: Path) -> None:

@@ -42,6 +42,38 @@ def test_report_of_a_missing_run_fails_cleanly(tmp_path) -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("status", ["TERMINATED", "ERROR"])
+def test_report_rebuilds_a_sweep_from_its_results_table(
+    status: str, tmp_path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No Ray: the saved config and results.csv are all `raygent report` reads. A sweep whose every trial failed
+    has no metric column, and still reports (the claim does not hold); a column missing otherwise is exit 2
+    (tests/platform/test_bad_input.py)."""
+    import pandas as pd
+
+    from raygent.platform import rundir
+    from raygent.platform.cli import main
+    from raygent.platform.config import load_config
+
+    rundir.save_config(tmp_path, load_config("fls"))
+    rows = [{"alpha": alpha, "seed": seed, "status": status} for alpha in (0.01, 0.3, 1.0) for seed in (0, 1)]
+    if status == "TERMINATED":
+        steps = {"gd_steps": 10, "reached_target": 1}
+        rows = [
+            row | steps | {"test_error": 0.1 + abs(row["alpha"] - 0.3), "participation_ratio": row["alpha"]}
+            for row in rows
+        ]
+    pd.DataFrame(rows).to_csv(tmp_path / "results.csv", index=False)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["report", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert exit_info.value.code == 0, err
+    assert out.strip().splitlines()[-1] == str(tmp_path.resolve() / "report.html")
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["holds"] is (status == "TERMINATED") and summary["trials"] == 6
+
+
 def test_status_lists_local_runs(tmp_path) -> None:
     run = tmp_path / "fls" / "20260101-000000"
     run.mkdir(parents=True)

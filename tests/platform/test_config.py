@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import pytest
 import yaml
@@ -20,6 +20,7 @@ from raygent.platform.config import (
     entry_validator,
     load_config,
     parse_override,
+    reject_bool_numbers,
     resolve_config_path,
 )
 
@@ -175,3 +176,65 @@ def test_a_cluster_only_model_path_passes_for_submit_but_not_for_a_local_run() -
         load_config("grpo_toy", override)
     config = load_config("grpo_toy", override, remote=True)
     assert config.policy.model == "/models/only-on-the-cluster"  # type: ignore[attr-defined]
+
+
+GRPO_TOY = Path(__file__).resolve().parents[2] / "jobs/configs/grpo_toy.yaml"
+
+
+@pytest.mark.parametrize(
+    ("job", "data", "overrides", "message"),
+    [
+        ("fls", {"study": {"width": True}}, [], r"study\.width: got True; expected an integer, not true/false"),
+        ("fls", {}, ["study.seed=false"], r"study\.seed: got False; expected an integer, not true/false"),
+        ("fls", {}, ["study.noise=true"], r"study\.noise: got True; expected a number, not true/false"),
+        ("fls", {}, ["sweep.num_samples=true"], r"sweep\.num_samples: got True; expected an integer"),
+        ("fls", {}, ["sweep.space.width.choice=[8, true]"], r"sweep\.space\.width\.choice\.1: got True; expected an"),
+        ("fls", {}, ["sweep.space.width.randint=[true, 8]"], r"sweep\.space\.width\.randint\.0: got True"),
+        ("fls", {}, ["sweep.space.alpha.uniform=[false, 1]"], r"sweep\.space\.alpha\.uniform\.0: got False; .*number"),
+        ("fls", {}, ["sweep.resources_per_trial.gpu=true"], r"sweep\.resources_per_trial\.gpu: got True"),
+        ("fls", {}, ["study.positive_labels=[0, true]"], r"study\.positive_labels\.1: got True; expected an integer"),
+        ("grpo_toy", {}, ["trainer.steps=true"], r"trainer\.steps: got True; expected an integer, not true/false"),
+        ("grpo_toy", {}, ["sft.steps=false"], r"sft\.steps: got False; expected an integer"),
+        ("grpo_toy", {}, ["rollout.sampling.temperature=true"], r"rollout\.sampling\.temperature: got True"),
+        ("grpo_toy", {}, ["env.task_kwargs.difficulty=true"], r"env\.task_kwargs\.difficulty: got True; expected an"),
+        ("grpo_toy", {}, ["learner.loss.terms=[{name: kl, coef: true}]"], r"learner\.loss\.terms: loss term 'kl'"),
+    ],
+)
+def test_a_boolean_is_not_a_number_in_any_section(
+    tmp_path: Path, job: str, data: dict[str, Any], overrides: list[str], message: str
+) -> None:
+    """pydantic's lax mode reads true/false as 1/0 for an int or float field; a config says which key instead."""
+    base = yaml.safe_load(GRPO_TOY.read_text()) if job == "grpo_toy" else dict(BASE)
+    with pytest.raises(ConfigError, match=f"^{message}"):
+        load_config(write(tmp_path, {**base, **data}), overrides)
+
+
+def test_numbers_and_booleans_still_validate_where_they_belong(tmp_path: Path) -> None:
+    from raygent.platform import rundir
+
+    toy = load_config(write(tmp_path, yaml.safe_load(GRPO_TOY.read_text())), ["trainer.steps=5", "sft.steps=0"])
+    assert toy.trainer.steps == 5 and type(toy.trainer.steps) is int  # type: ignore[attr-defined]
+    assert toy.learner.loss.filter_zero_variance_groups is True  # type: ignore[attr-defined]
+    fls = load_config(write(tmp_path, BASE), ["study.alpha=1", "sweep.max_concurrent_trials=auto"])
+    assert fls.study.alpha == 1.0 and fls.sweep.max_concurrent_trials == "auto"  # type: ignore[attr-defined]
+    run = tmp_path / "run"
+    run.mkdir()
+    rundir.save_config(run, fls)
+    assert rundir.load_run_config(run).model_dump() == fls.model_dump()  # a saved config validates again
+
+
+class _Mixed(BaseModel):
+    count: int = 0
+    either: int | bool = 0
+    anything: Any = None
+    nested: dict[str, list[float]] = {}
+
+
+def test_reject_bool_numbers_walks_models_mappings_and_lists_and_keeps_real_bools() -> None:
+    given = {"either": True, "anything": False, "nested": {"a": [1.5, 2]}}
+    reject_bool_numbers(given, _Mixed.model_validate(given))  # bools kept as bools, numbers as numbers: fine
+    given = {"nested": {"a": [1.5, True]}}
+    with pytest.raises(ConfigError, match=r"^x\.nested\.a\.1: got True; expected a number, not true/false$"):
+        reject_bool_numbers(given, _Mixed.model_validate(given), "x")
+    with pytest.raises(ConfigError, match=r"^count: got False; expected an integer"):
+        reject_bool_numbers({"count": False}, _Mixed.model_validate({"count": False}))
