@@ -99,12 +99,13 @@ class InferenceEngine:
         self._wake.set()
         return await future
 
-    async def load_weights(self, state: Mapping[str, Tensor], version: int) -> int:
-        """Replaces the weights between batches; returns the new version."""
+    async def load_weights(self, state: Mapping[str, Any], version: int) -> int:
+        """Replaces the weights between batches; returns the new version. `state` maps names to tensors or to numpy
+        arrays (`ObjectStoreSync`: read-only views of the object store, which the backend copies from)."""
         self._start()
         assert self._lock is not None
         async with self._lock:
-            await asyncio.to_thread(self.backend.load_weights, state, version)
+            await asyncio.to_thread(self.backend.load_weights, as_tensors(state), version)
         self.stats.versions.append(version)
         return self.backend.version
 
@@ -193,6 +194,18 @@ class EngineClient:
 
     def load_weights(self, state: Mapping[str, Tensor], version: int) -> None:
         ray.get(self.actor.load_weights.remote(dict(state), version), timeout=self.timeout_s)
+
+
+def as_tensors(state: Mapping[str, Any]) -> dict[str, Tensor]:
+    """`state` with each numpy array as a tensor over the same memory (not writable: only ever copied from)."""
+    import warnings
+
+    import numpy as np
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        return {k: torch.from_numpy(v) if isinstance(v, np.ndarray) else v for k, v in state.items()}
 
 
 def start_engines(

@@ -232,6 +232,22 @@ class Learner:
         """The model's parameters on CPU, named as in its `state_dict` (what the engines load)."""
         return {name: tensor.detach().to("cpu", copy=True) for name, tensor in self.plain_state().items()}
 
+    def shared_weights(self) -> dict[str, Any]:
+        """The weights for `ObjectStoreSync`: float32 tensors as numpy views (Ray's object store hands a numpy array
+        to a reader on the same node without copying it; a torch tensor it pickles), a tensor tied to an earlier one
+        (SmolLM2's LM head is its embedding) once. Ray serializes the result when this call returns, before the
+        next update runs on this actor."""
+        out: dict[str, Any] = {}
+        seen: set[tuple[int, tuple[int, ...]]] = set()
+        for name, tensor in self.plain_state().items():
+            data = tensor.detach()
+            key = (data.data_ptr(), tuple(data.shape))
+            if key in seen:
+                continue
+            seen.add(key)
+            out[name] = data.numpy() if data.dtype == torch.float32 and data.device.type == "cpu" else data.cpu()
+        return out
+
     def weight_spec(self) -> list[tuple[str, tuple[int, ...], str]]:
         """(name, shape, dtype) of every tensor `broadcast_weights` sends, in order."""
         return [(n, tuple(t.shape), str(t.dtype).removeprefix("torch.")) for n, t in self.plain_state().items()]

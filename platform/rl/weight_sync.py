@@ -1,7 +1,8 @@
 """Weight sync, learner → inference engines, after each learner update.
 
-- `ObjectStoreSync` (the default; CPU and small models): the learner's `weights()` result goes into the object
-  store once, and every engine's `load_weights(ref, version)` reads it from there (shared memory on one node).
+- `ObjectStoreSync` (the default; CPU and small models): the learner's `shared_weights()` (numpy views, tied
+  tensors once) goes into the object store once, and every engine's `load_weights(ref, version)` reads it from
+  there without a copy on one node (shared memory) and copies it into its model.
 - `CollectiveSync` (GPU clusters): the learner and the engines form a `ray.util.collective` group and the
   learner broadcasts each tensor (NCCL on GPUs; the same code runs over `gloo` on CPU, which is how it is
   tested here). The engines receive into fresh tensors and load them through their backend's `load_weights`.
@@ -32,7 +33,7 @@ class ObjectStoreSync:
 
     def push(self, learner: Any, engines: Sequence[Any], version: int) -> float:
         start = time.perf_counter()
-        weights = learner.weights.remote()
+        weights = learner.shared_weights.remote()
         ray.get([engine.load_weights.remote(weights, version) for engine in engines])
         return time.perf_counter() - start
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -212,6 +213,7 @@ class HFBackend:
             output = self.model.generate(
                 input_ids=input_ids.to(device),
                 attention_mask=attention_mask.to(device),
+                past_key_values=self._shared_prefill(prompts, input_ids.to(device), attention_mask.to(device)),
                 generation_config=config,
                 logits_processor=LogitsProcessorList(processors),
                 stopping_criteria=StoppingCriteriaList([stop] if stop else []),
@@ -225,6 +227,24 @@ class HFBackend:
             )
             for row in range(len(prompts))
         ]
+
+    def _shared_prefill(self, prompts: list[list[int]], input_ids: Tensor, attention_mask: Tensor) -> Any:
+        """The KV cache of each row's prompt but its last token, every distinct prompt computed once and its cache
+        copied to the rows that repeat it (a GRPO group's completions); `generate` then runs from each prompt's
+        last token. None when no prompt repeats (`generate` prefills them itself). The cache is the one `generate`
+        would build: the same left-padded rows at the positions it gives them (attention mask cumsum − 1)."""
+        first: dict[tuple[int, ...], int] = {}
+        rows = [first.setdefault(tuple(ids), len(first)) for ids in prompts]
+        if len(first) == len(prompts) or input_ids.shape[1] < 2:
+            return None
+        distinct = torch.tensor([rows.index(k) for k in range(len(first))], device=input_ids.device)
+        mask = attention_mask[distinct, :-1]
+        positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 1)
+        cache = self.model(
+            input_ids=input_ids[distinct, :-1], attention_mask=mask, position_ids=positions, use_cache=True
+        ).past_key_values
+        cache.reorder_cache(torch.tensor(rows, device=input_ids.device))
+        return cache
 
     def _completion(
         self, prompt: list[int], tokens: Tensor, logprobs: Tensor, params: SamplingParams, stopped_at: int | None

@@ -454,3 +454,24 @@ def test_a_report_reads_the_training_run_in_a_subdirectory(tmp_path: Path) -> No
     summary = write_report(tmp_path, "job", "claim", before=0.0, after=0.5, min_gain=0.0, metrics_dir=inner)
     assert summary["steps"] == 1 and summary["timing_s"][m.TIMING_GENERATE] == 2.0
     assert (tmp_path / CURVE_FILE).stat().st_size > 0 and not (inner / CURVE_FILE).exists()
+
+
+def test_the_object_store_sync_sends_views_of_the_weights_and_a_tied_tensor_once(model_dir: Path) -> None:
+    import numpy as np
+
+    from raygent.platform.rl.engine import as_tensors
+
+    learner = Learner(str(model_dir), LearnerSettings(lr=3e-3))
+    with torch.no_grad():
+        for param in learner.model.parameters():
+            param.add_(0.01)
+    plain, shared = learner.plain_state(), learner.shared_weights()
+    assert all(isinstance(v, np.ndarray) for v in shared.values())
+    for name, array in shared.items():
+        assert np.shares_memory(array, plain[name].detach().numpy()), f"{name} was copied"
+    left_out = set(plain) - set(shared)
+    assert left_out == ({"lm_head.weight"} if learner.model.config.tie_word_embeddings else set())
+    backend = HFBackend.from_pretrained(model_dir)
+    backend.load_weights(as_tensors(shared), 1)
+    for name, tensor in backend.model.state_dict().items():
+        assert torch.equal(tensor, plain[name]), name

@@ -93,6 +93,26 @@ def test_greedy_is_deterministic_and_independent_of_batching(backend: HFBackend)
         assert first.response_ids[0] == int(backend.model(ids).logits[0, -1].argmax())
 
 
+def test_a_repeated_prompt_is_prefilled_once_and_generates_as_if_alone(model_dir: Path) -> None:
+    """A group's copies of one prompt share one prefill (its cache copied to each row): greedy ids equal those of
+    each prompt generated alone, and sampled logprobs equal a teacher-forced pass (1e-4)."""
+    backend = HFBackend.from_pretrained(model_dir, max_batch_size=16)
+    group = [prompt for prompt in PROMPTS for _ in range(3)]  # "hello" repeated, lengths 1 to 17 left-padded
+    prefills: list[int] = []
+    prefill = backend._shared_prefill
+    backend._shared_prefill = lambda prompts, *rest: prefills.append(len(prompts)) or prefill(prompts, *rest)  # type: ignore[method-assign]
+    greedy = SamplingParams(temperature=0.0, max_new_tokens=10)
+    shared = backend.generate(group, greedy)
+    assert prefills == [12]
+    alone = [c.response_ids for c in HFBackend.from_pretrained(model_dir).generate(PROMPTS, greedy)]
+    assert [c.response_ids for c in shared] == [ids for ids in alone for _ in range(3)]
+    sampled = backend.generate(group, SamplingParams(temperature=1.0, max_new_tokens=10, seed=1))
+    assert len({tuple(c.response_ids) for c in sampled[6:9]}) > 1, "the copies sample independently"
+    for completion in sampled:
+        expected = teacher_forced_logprobs(backend, completion, 1.0)
+        assert torch.allclose(torch.tensor(completion.logprobs), expected, atol=1e-4, rtol=0)
+
+
 def test_a_seed_makes_sampling_reproducible(backend: HFBackend) -> None:
     def sample(seed: int) -> list[list[int]]:
         return [c.response_ids for c in backend.generate(PROMPTS, SamplingParams(max_new_tokens=8, seed=seed))]
