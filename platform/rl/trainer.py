@@ -30,7 +30,7 @@ One RL step, in order (each a seam a paper plugs into without editing this file)
   trainer pushes the weights again to engines that took none since they started (`rollout/engine_resyncs`), a
   training group generated on such an engine is dropped (its version is not the batch's), and an evaluation
   that met one runs again.
-- **checkpoints** every `checkpoint_every` steps and at the end of each stage; `resume` continues from the
+- **checkpoints** every `checkpoint_every` steps and at the end of each stage that trained; `resume` continues from the
   newest, with the task stream, version and metrics log rewound to it, so no batch is repeated or skipped.
 """
 
@@ -233,7 +233,8 @@ class AgentTrainer:
         if stage == "sft":
             self._sft(start=step)
             stage, step = "grpo", 0
-            self._checkpoint("grpo", 0, next_batch=0)
+            if self.config.sft.steps:  # a resumed run starts RL from SFT's result; without SFT there is none to keep
+                self._checkpoint("grpo", 0, next_batch=0)
         if self.config.trainer.steps and step == 0:
             before = self._evaluate(0)
         self._grpo(start=step)
