@@ -16,7 +16,7 @@ import yaml
 
 from raygent.platform import rundir
 from raygent.platform.config import ConfigError, JobConfig, load_entry
-from raygent.platform.study import TuneStudy, Verdict
+from raygent.platform.study import TuneStudy, finished, verdict
 
 
 def finalize(run_dir: Path, config: JobConfig, results: pd.DataFrame, wall_s: float | None = None) -> dict[str, Any]:
@@ -26,19 +26,21 @@ def finalize(run_dir: Path, config: JobConfig, results: pd.DataFrame, wall_s: fl
 
 
 def write_report(run_dir: Path, config: JobConfig, results: pd.DataFrame, wall_s: float | None) -> dict[str, Any]:
+    """The outputs but `results.csv`. The study's `analyze` and `plot` see only the finished trials (`finished`);
+    the summary counts every trial and the errored ones, and the HTML table lists them all."""
     study: TuneStudy = load_entry(config.entry)()
-    finished = results[results["status"] == "TERMINATED"]
-    if finished.empty:
-        verdict = Verdict(claim=study.claim, holds=False, evidence={"error": "no trial finished"})
+    done = finished(results)
+    if done.empty:
+        judged = verdict(study.claim, {}, error="no trial finished")
     else:
-        verdict = study.analyze(finished.reset_index(drop=True))
-        study.plot(finished.reset_index(drop=True), run_dir / rundir.PLOT_FILE)
+        judged = study.analyze(done)
+        study.plot(done, run_dir / rundir.PLOT_FILE)
     summary = {
         "job": config.job,
-        "claim": verdict.claim,
-        "holds": bool(verdict.holds),
-        "evidence": verdict.evidence,
-        "checks": {name: bool(ok) for name, ok in verdict.checks.items()},
+        "claim": judged.claim,
+        "holds": bool(judged.holds),
+        "evidence": judged.evidence,
+        "checks": {name: bool(ok) for name, ok in judged.checks.items()},
         "metric": study.metric,
         "mode": study.mode,
         "trials": len(results),

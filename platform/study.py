@@ -8,19 +8,26 @@ A study is a small class in `jobs/<paper>/` with:
 - `trainable(config)`: one trial. It reads `params_model.model_validate(config)`, trains, and calls
   `raygent.platform.session.report(metrics, state=...)` one or more times. The same function runs under
   Ray Tune (`raygent sweep`) and in-process (`session.run_locally`, for unit tests).
-- `analyze(results)`: turns the sweep's results table (one row per trial: swept knobs as columns, then
-  the last reported metrics) into a `Verdict` on the paper's claim.
-- `plot(results, path)`: writes the PNG of the curve the paper is about.
+- `analyze(results)`: turns the sweep's results table (one row per finished trial: swept knobs as columns,
+  then the last reported metrics) into a `Verdict` on the paper's claim, built by `verdict`.
+- `plot(results, path)`: writes the PNG of the curve the paper is about, drawn in `with figure(path, ...)`.
+
+The report hands `analyze` and `plot` only the trials that finished (`finished`: status TERMINATED); the errored
+and unfinished ones are counted in the summary, so no study filters on `status` itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Self, runtime_checkable
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 class StudyParams(BaseModel):
@@ -72,17 +79,65 @@ class TuneStudy(Protocol):
     def plot(self, results: pd.DataFrame, path: Path) -> None: ...
 
 
-# Helpers every study's `analyze` uses: which trials finished, and mean ± spread over seeds.
+def verdict(
+    claim: str, checks: Mapping[str, object], evidence: Mapping[str, Any] | None = None, error: str | None = None
+) -> Verdict:
+    """The verdict on `claim`: it holds when there is at least one check and every check passed (each made a plain
+    bool). `error`, when given, says why the claim could not be judged: it is the evidence's last entry, `"error"`,
+    and the claim does not hold. An early return for a grid without the cells a check needs is
+    `verdict(claim, {"grid_complete": False}, evidence)`."""
+    plain = {name: bool(ok) for name, ok in checks.items()}
+    numbers = dict(evidence or {})
+    if error is not None:
+        numbers["error"] = error
+    return Verdict(
+        claim=claim, holds=error is None and bool(plain) and all(plain.values()), evidence=numbers, checks=plain
+    )
+
+
+@contextmanager
+def figure(path: Path, *subplots: Any, dpi: int = 120, **options: Any) -> Iterator[tuple[Figure, Any]]:
+    """`with figure(path, 1, 2, figsize=(11, 4)) as (fig, axes):` draws a study's plot: `plt.subplots(*subplots,
+    **options)` on the Agg backend; on leaving, `tight_layout` and the PNG saved to `path` (its folder created) at
+    `dpi`. The figure is closed however the block ends; on an error nothing is written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(*subplots, **options)
+    try:
+        yield fig, axes
+        fig.tight_layout()
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=dpi)
+    finally:
+        plt.close(fig)
+
+
+# Helpers of the studies' `analyze`: the finished trials, which of them reported, and mean ± spread over seeds.
+
+
+def finished(results: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the trials that finished (status TERMINATED), numbered from 0: what `report.write_report` hands a
+    study's `analyze` and `plot`."""
+    return results[results["status"] == "TERMINATED"].reset_index(drop=True)
 
 
 def completed(results: pd.DataFrame, required: Sequence[str], metrics: Iterable[str] = ()) -> pd.DataFrame:
-    """The trials that finished (status TERMINATED) with every `required` column set; `metrics` cast to float.
+    """The (finished) trials with every `required` column set; `metrics` cast to float.
 
     Empty (with the same columns) when no trial reported a required column at all."""
     if results.empty or any(name not in results for name in required):
         return results.iloc[0:0]
-    done = results[results["status"] == "TERMINATED"].dropna(subset=list(required))
+    done = results.dropna(subset=list(required))
     return done.astype({name: float for name in metrics if name in done})
+
+
+def trial_counts(results: pd.DataFrame, done: pd.DataFrame) -> dict[str, int]:
+    """`trials_completed` (the rows of `done`, e.g. `completed(results, ...)`) and `trials_failed` (the finished
+    trials that did not report every required metric), the first entries of a study's evidence."""
+    return {"trials_completed": len(done), "trials_failed": len(results) - len(done)}
 
 
 def mean_std(frame: pd.DataFrame, column: str) -> dict[str, float]:

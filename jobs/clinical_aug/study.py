@@ -33,7 +33,7 @@ from raygent.jobs.clinical_aug.augment import augment
 from raygent.jobs.clinical_aug.notes import make_notes
 from raygent.platform import session
 from raygent.platform.config import entry_validator, load_entry
-from raygent.platform.study import StudyParams, Verdict, by_seed, completed, mean_std
+from raygent.platform.study import StudyParams, Verdict, by_seed, completed, figure, mean_std, trial_counts, verdict
 
 F1 = "f1"
 F1_NO_AUG = "f1_no_aug"
@@ -137,12 +137,12 @@ class ClinicalAugStudy:
 
     def analyze(self, results: pd.DataFrame) -> Verdict:
         done = completed(results, REQUIRED, METRICS)
-        evidence: dict[str, Any] = {"trials_completed": len(done), "trials_failed": len(results) - len(done)}
+        evidence: dict[str, Any] = trial_counts(results, done)
         methods = set(done["method"]) if not done.empty else set()
         at_k = done[done["k"] == CLAIM_K] if not done.empty else done
         if not {"llm", "collab"} <= methods or at_k.empty or not {"llm", "collab"} <= set(at_k["method"]):
             evidence["methods"] = sorted(methods)
-            return Verdict(claim=self.claim, holds=False, evidence=evidence, checks={"grid_complete": False})
+            return verdict(self.claim, {"grid_complete": False}, evidence)
         temperatures = sorted(float(t) for t in at_k["temperature"].unique())
         collab, llm = done[done["method"] == "collab"], done[done["method"] == "llm"]
 
@@ -184,48 +184,38 @@ class ClinicalAugStudy:
             "collab_preservation": mean_std(collab, PRESERVATION),
             "collab_concept_hallucination": mean_std(collab, CONCEPT_HALLUCINATION),
         })
-        return Verdict(claim=self.claim, holds=all(checks.values()), evidence=evidence,
-                       checks={k: bool(v) for k, v in checks.items()})
+        return verdict(self.claim, checks, evidence)
 
     def plot(self, results: pd.DataFrame, path: Path) -> None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
         done = completed(results, REQUIRED, METRICS)
         temperatures = sorted(float(t) for t in done["temperature"].unique())
-        fig, axes = plt.subplots(1, len(temperatures) + 1, figsize=(4.2 * (len(temperatures) + 1), 4.0))
-        colours = {"eda": "tab:gray", "llm": "tab:orange", "collab": "tab:blue"}
-        for ax, t in zip(axes, temperatures, strict=False):
-            for method in sorted(set(done["method"])):
-                rows = done[(done["method"] == method) & (done["temperature"] == t)]
-                ks = sorted(int(k) for k in rows["k"].unique())
-                stats = [mean_std(rows[rows["k"] == k], F1_GAIN) for k in ks]
-                ax.errorbar([0, *ks], [0.0] + [100 * s["mean"] for s in stats],
-                            yerr=[0.0] + [100 * s["std"] for s in stats], fmt="o-", capsize=3,
-                            color=colours.get(method), label=method)
-            ax.axhline(100 * MIN_GAIN, color="red", linestyle="--", linewidth=0.8)
-            ax.set_xscale("symlog", linthresh=1)
-            ax.set_xlabel("augmented variants per note k")
-            ax.set_ylabel("F1 gain over no augmentation (points)")
-            ax.set_title(f"generalist temperature {t:g}")
+        with figure(path, 1, len(temperatures) + 1, figsize=(4.2 * (len(temperatures) + 1), 4.0)) as (fig, axes):
+            colours = {"eda": "tab:gray", "llm": "tab:orange", "collab": "tab:blue"}
+            for ax, t in zip(axes, temperatures, strict=False):
+                for method in sorted(set(done["method"])):
+                    rows = done[(done["method"] == method) & (done["temperature"] == t)]
+                    ks = sorted(int(k) for k in rows["k"].unique())
+                    stats = [mean_std(rows[rows["k"] == k], F1_GAIN) for k in ks]
+                    ax.errorbar([0, *ks], [0.0] + [100 * s["mean"] for s in stats],
+                                yerr=[0.0] + [100 * s["std"] for s in stats], fmt="o-", capsize=3,
+                                color=colours.get(method), label=method)
+                ax.axhline(100 * MIN_GAIN, color="red", linestyle="--", linewidth=0.8)
+                ax.set_xscale("symlog", linthresh=1)
+                ax.set_xlabel("augmented variants per note k")
+                ax.set_ylabel("F1 gain over no augmentation (points)")
+                ax.set_title(f"generalist temperature {t:g}")
+                ax.legend(fontsize=8)
+                ax.grid(alpha=0.3)
+            ax = axes[-1]
+            methods = sorted(set(done["method"]))
+            width = 0.8 / max(1, len(temperatures))
+            for i, t in enumerate(temperatures):
+                rows = done[done["temperature"] == t]
+                ax.bar(np.arange(len(methods)) + i * width, [float(rows[rows["method"] == m][PRESERVATION].mean())
+                                                             for m in methods], width, label=f"preservation t={t:g}")
+            ax.axhline(MIN_PRESERVATION, color="red", linestyle="--", linewidth=0.8)
+            ax.set_xticks(np.arange(len(methods)) + width * (len(temperatures) - 1) / 2, methods)
+            ax.set_ylim(0, 1.05)
+            ax.set_ylabel("preservation of critical concepts")
             ax.legend(fontsize=8)
-            ax.grid(alpha=0.3)
-        ax = axes[-1]
-        methods = sorted(set(done["method"]))
-        width = 0.8 / max(1, len(temperatures))
-        for i, t in enumerate(temperatures):
-            rows = done[done["temperature"] == t]
-            ax.bar(np.arange(len(methods)) + i * width, [float(rows[rows["method"] == m][PRESERVATION].mean())
-                                                         for m in methods], width, label=f"preservation t={t:g}")
-        ax.axhline(MIN_PRESERVATION, color="red", linestyle="--", linewidth=0.8)
-        ax.set_xticks(np.arange(len(methods)) + width * (len(temperatures) - 1) / 2, methods)
-        ax.set_ylim(0, 1.05)
-        ax.set_ylabel("preservation of critical concepts")
-        ax.legend(fontsize=8)
-        fig.suptitle("Clinical augmentation: expert-generalist collaboration")
-        fig.tight_layout()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+            fig.suptitle("Clinical augmentation: expert-generalist collaboration")

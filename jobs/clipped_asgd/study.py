@@ -37,7 +37,7 @@ from raygent.jobs.clipped_asgd.params import ClippedASGDParams
 from raygent.jobs.clipped_asgd.plots import plot_study
 from raygent.jobs.clipped_asgd.runner import RunStats, run_replicate, summarize
 from raygent.platform import session
-from raygent.platform.study import Verdict
+from raygent.platform.study import Verdict, verdict
 
 ITERATION_RATIO_MAX = 1.5
 TAU_GROWTH_MIN = 10.0
@@ -73,15 +73,14 @@ class ClippedASGDStudy:
         session.report({**summarize(runs, params.max_updates), "wall_s": time.perf_counter() - start})
 
     def analyze(self, results: pd.DataFrame) -> Verdict:
-        table = _finished(results)
+        table = _reported(results)
         slowdowns = sorted(float(s) for s in table["slowdown"].unique())
         thetas = sorted(float(t) for t in table["theta"].unique())
         clips = [float(c) for c in table["clip"].unique()]
         finite = sorted(c for c in clips if math.isfinite(c))
         if not finite:
-            evidence: dict[str, Any] = {"error": "no clipped trials (finite clip) in the results"}
             checks = {"clipped_iterations_flat": False, "tau_max_grows": False, "clipping_lowers_heavy_tail_p90": False}
-            return Verdict(claim=self.claim, holds=False, evidence=evidence, checks=checks)
+            return verdict(self.claim, checks, error="no clipped trials (finite clip) in the results")
         c = finite[0]
         light = thetas[0]
         low = slowdowns[0]
@@ -131,14 +130,13 @@ class ClippedASGDStudy:
             "seed_blocks": int(table["seed"].nunique()),
             "runs_per_cell": int(table.groupby(["slowdown", "clip", "theta"])["runs"].sum().min()),
         }
-        return Verdict(claim=self.claim, holds=all(checks.values()), evidence=evidence, checks=checks)
+        return verdict(self.claim, checks, evidence)
 
     def plot(self, results: pd.DataFrame, path: Path) -> None:
-        plot_study(_finished(results), path)
+        plot_study(_reported(results), path)
 
 
-def _finished(results: pd.DataFrame) -> pd.DataFrame:
-    table = results[results["status"] == "TERMINATED"]
-    if "final_grad_sq_p90" not in table or table.empty:
+def _reported(results: pd.DataFrame) -> pd.DataFrame:
+    if "final_grad_sq_p90" not in results or results.empty:
         raise ValueError("no finished trials with metrics in the results table")
-    return table.dropna(subset=["final_grad_sq_p90"])
+    return results.dropna(subset=["final_grad_sq_p90"])

@@ -23,6 +23,7 @@ from threadpoolctl import threadpool_limits
 
 from raygent.jobs.fls.analysis import (
     GD_STEPS,
+    METRICS,
     PARTICIPATION_RATIO,
     REACHED_TARGET,
     TEST_ERROR,
@@ -38,7 +39,10 @@ from raygent.jobs.fls.descent import descend_to_target
 from raygent.jobs.fls.model import Network, TwoLayerReLU, effective_lr, zero_one_error
 from raygent.jobs.fls.plotting import plot_error_and_pr
 from raygent.platform import session
-from raygent.platform.study import StudyParams, Verdict
+from raygent.platform.study import StudyParams, Verdict, completed, trial_counts, verdict
+
+REQUIRED = (TEST_ERROR, PARTICIPATION_RATIO)
+"""The columns a trial must have reported to count as completed."""
 
 
 class FLSParams(StudyParams):
@@ -152,19 +156,11 @@ class FLSStudy:
             }
         )
 
-    @staticmethod
-    def _completed(results: pd.DataFrame) -> pd.DataFrame:
-        if results.empty or TEST_ERROR not in results or PARTICIPATION_RATIO not in results:
-            return results.iloc[0:0]
-        done = results[results["status"] == "TERMINATED"].dropna(subset=[TEST_ERROR, PARTICIPATION_RATIO])
-        numeric = [name for name in (TEST_ERROR, PARTICIPATION_RATIO, GD_STEPS, REACHED_TARGET) if name in done]
-        return done.astype(dict.fromkeys(numeric, float))
-
     def analyze(self, results: pd.DataFrame) -> Verdict:
-        done = self._completed(results)
-        evidence: dict[str, Any] = {"trials_completed": len(done), "trials_failed": len(results) - len(done)}
+        done = completed(results, REQUIRED, METRICS)
+        evidence: dict[str, Any] = trial_counts(results, done)
         if done.empty:
-            return Verdict(claim=self.claim, holds=False, evidence=evidence, checks={"trials_completed": False})
+            return verdict(self.claim, {"trials_completed": False}, evidence)
         knobs = varying_knobs(done, list(FLSParams.model_fields))
         checks: dict[str, bool] = {}
         argmin_by_group: dict[str, float] = {}
@@ -179,8 +175,8 @@ class FLSStudy:
                 evidence.update(group_evidence)
         if argmin_by_group:
             evidence["argmin_alpha_by_group"] = argmin_by_group
-        return Verdict(claim=self.claim, holds=all(checks.values()), evidence=evidence, checks=checks)
+        return verdict(self.claim, checks, evidence)
 
     def plot(self, results: pd.DataFrame, path: Path) -> None:
-        done = self._completed(results)
+        done = completed(results, REQUIRED, METRICS)
         plot_error_and_pr(done, varying_knobs(done, list(FLSParams.model_fields)), Path(path))

@@ -26,7 +26,7 @@ from raygent.jobs.four_rc.model import FourRC
 from raygent.jobs.four_rc.scenes import make_clips
 from raygent.jobs.four_rc.train import TrainSettings, costs, evaluate, train
 from raygent.platform import session
-from raygent.platform.study import StudyParams, Verdict, by_seed, completed, summarize
+from raygent.platform.study import StudyParams, Verdict, by_seed, completed, figure, summarize, trial_counts, verdict
 
 EPE_INTEGER = "epe_integer"
 EPE_FRACTIONAL = "epe_fractional"
@@ -109,11 +109,11 @@ class FourRCStudy:
 
     def analyze(self, results: pd.DataFrame) -> Verdict:
         done = completed(results, REQUIRED, METRICS)
-        evidence: dict[str, Any] = {"trials_completed": len(done), "trials_failed": len(results) - len(done)}
+        evidence: dict[str, Any] = trial_counts(results, done)
         variants = {v: done[done["variant"] == v] for v in ("factorised", "direct")}
         if any(frame.empty for frame in variants.values()):
             evidence["missing_variants"] = [v for v, frame in variants.items() if frame.empty]
-            return Verdict(claim=self.claim, holds=False, evidence=evidence, checks={"grid_complete": False})
+            return verdict(self.claim, {"grid_complete": False}, evidence)
         factorised = variants["factorised"]
         summary = {v: summarize(frame, METRICS) for v, frame in variants.items()}
         checks = {
@@ -131,41 +131,31 @@ class FourRCStudy:
             "epe_by_offset": {v: _offset_curve(frame) for v, frame in variants.items()},
             "factorised_epe_rises_with_offset": _rises(_offset_curve(factorised)),
         })
-        return Verdict(claim=self.claim, holds=all(checks.values()), evidence=evidence,
-                       checks={k: bool(v) for k, v in checks.items()})
+        return verdict(self.claim, checks, evidence)
 
     def plot(self, results: pd.DataFrame, path: Path) -> None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
         done = completed(results, REQUIRED, METRICS)
-        fig, (ax, ax_cost) = plt.subplots(1, 2, figsize=(11.0, 4.0), gridspec_kw={"width_ratios": [2, 1]})
-        for variant, colour in (("factorised", "tab:blue"), ("direct", "tab:orange")):
-            rows = done[done["variant"] == variant]
-            columns = sorted((c for c in rows if c.startswith(OFFSET_PREFIX)), key=_offset)
-            offsets = [_offset(c) for c in columns]
-            means = [float(rows[c].mean()) for c in columns]
-            stds = [float(rows[c].std(ddof=0)) for c in columns]
-            ax.errorbar(offsets, means, yerr=stds, fmt="o-", capsize=3, color=colour, label=variant, alpha=0.85)
-            fractional = [o for o in offsets if o != int(o)]
-            ax.scatter(fractional, [m for o, m in zip(offsets, means, strict=True) if o != int(o)], marker="D",
-                       s=40, facecolors="none", edgecolors=colour)
-        ax.set_xlabel("|τ − t_i| (frames; hollow diamonds: fractional τ, never trained on)")
-        ax.set_ylabel("3D end-point error (m), mean ± std over seeds")
-        ax.legend()
-        ax.grid(alpha=0.3)
-        ratios = [float(done[QUERY_FLOP_RATIO].mean()), float(done[QUERY_TIME_RATIO].mean())]
-        ax_cost.bar(["FLOPs", "wall time"], ratios, color=["tab:green", "tab:gray"])
-        ax_cost.axhline(QUERY_COST_LIMIT, color="red", linestyle="--", label="0.2")
-        ax_cost.set_ylabel("one query / one encode")
-        ax_cost.legend()
-        fig.suptitle("4RC: encode once, query anywhere and anytime")
-        fig.tight_layout()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+        with figure(path, 1, 2, figsize=(11.0, 4.0), gridspec_kw={"width_ratios": [2, 1]}) as (fig, (ax, ax_cost)):
+            for variant, colour in (("factorised", "tab:blue"), ("direct", "tab:orange")):
+                rows = done[done["variant"] == variant]
+                columns = sorted((c for c in rows if c.startswith(OFFSET_PREFIX)), key=_offset)
+                offsets = [_offset(c) for c in columns]
+                means = [float(rows[c].mean()) for c in columns]
+                stds = [float(rows[c].std(ddof=0)) for c in columns]
+                ax.errorbar(offsets, means, yerr=stds, fmt="o-", capsize=3, color=colour, label=variant, alpha=0.85)
+                fractional = [o for o in offsets if o != int(o)]
+                ax.scatter(fractional, [m for o, m in zip(offsets, means, strict=True) if o != int(o)], marker="D",
+                           s=40, facecolors="none", edgecolors=colour)
+            ax.set_xlabel("|τ − t_i| (frames; hollow diamonds: fractional τ, never trained on)")
+            ax.set_ylabel("3D end-point error (m), mean ± std over seeds")
+            ax.legend()
+            ax.grid(alpha=0.3)
+            ratios = [float(done[QUERY_FLOP_RATIO].mean()), float(done[QUERY_TIME_RATIO].mean())]
+            ax_cost.bar(["FLOPs", "wall time"], ratios, color=["tab:green", "tab:gray"])
+            ax_cost.axhline(QUERY_COST_LIMIT, color="red", linestyle="--", label="0.2")
+            ax_cost.set_ylabel("one query / one encode")
+            ax_cost.legend()
+            fig.suptitle("4RC: encode once, query anywhere and anytime")
 
 
 def offset_column(offset: float) -> str:

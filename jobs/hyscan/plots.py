@@ -5,12 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+
+from raygent.platform.study import figure
 
 SETTING = ["smoothing_sigma", "attention_noise"]
 SUMMARY = [
@@ -43,51 +41,53 @@ def plot_study(
 ) -> None:
     """Left: certified accuracy vs ℓ2 radius of both models at the default setting (mean ± std over seeds), other σ
     faint. Right: clean and EOT-PGD accuracy of both models for every (σ, noise) setting."""
-    done = results[results["status"] == "TERMINATED"]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.8))
-    colors = {"hybrid": "tab:red", "baseline": "tab:blue"}
-    for (s, n), group in done.groupby(SETTING):
-        is_default = bool(np.isclose(s, sigma) and np.isclose(n, noise))
-        for model, color in colors.items():
-            curve = group[[key(model, r) for r in radii]].to_numpy()
-            mean = curve.mean(axis=0)
-            if is_default:
-                left.plot(radii, mean, color=color, lw=2.2, marker="o", label=f"{model} (σ={s:g}, noise={n:g})")
-                left.fill_between(radii, mean - curve.std(axis=0), mean + curve.std(axis=0), color=color, alpha=0.15)
-            elif model == "baseline" or np.isclose(n, noise):
-                left.plot(radii, mean, color=color, lw=0.8, alpha=0.35, ls="--" if model == "baseline" else "-")
-    left.axvline(0.25, color="grey", lw=0.8, ls=":")
-    left.set(
-        xlabel="ℓ2 radius r", ylabel="certified accuracy", title="Randomized smoothing (faint: other σ)", ylim=(0, 1)
-    )
-    left.legend(loc="upper right", fontsize=8)
-
-    table = setting_means(done)
-    labels = [f"σ={s:g}\nnoise={n:g}" for s, n in zip(table["smoothing_sigma"], table["attention_noise"], strict=True)]
-    x = np.arange(len(table))
-    width = 0.2
-    bars = [
-        ("hybrid/clean_acc", "hybrid clean", "tab:red", None),
-        ("baseline/clean_acc", "baseline clean", "tab:blue", None),
-        ("hybrid/eot_pgd_acc", "hybrid EOT-PGD", "tab:red", "//"),
-        ("baseline/eot_pgd_acc", "baseline EOT-PGD", "tab:blue", "//"),
-    ]
-    for index, (column, label, color, hatch) in enumerate(bars):
-        right.bar(
-            x + (index - 1.5) * width,
-            table[column],
-            width,
-            label=label,
-            color=color,
-            hatch=hatch,
-            alpha=0.9 if hatch is None else 0.45,
-            edgecolor="black",
-            linewidth=0.4,
+    with figure(path, 1, 2, figsize=(13, 4.8)) as (_, (left, right)):
+        colors = {"hybrid": "tab:red", "baseline": "tab:blue"}
+        for (s, n), group in results.groupby(SETTING):
+            is_default = bool(np.isclose(s, sigma) and np.isclose(n, noise))
+            for model, color in colors.items():
+                curve = group[[key(model, r) for r in radii]].to_numpy()
+                mean = curve.mean(axis=0)
+                if is_default:
+                    left.plot(radii, mean, color=color, lw=2.2, marker="o", label=f"{model} (σ={s:g}, noise={n:g})")
+                    left.fill_between(
+                        radii, mean - curve.std(axis=0), mean + curve.std(axis=0), color=color, alpha=0.15
+                    )
+                elif model == "baseline" or np.isclose(n, noise):
+                    left.plot(radii, mean, color=color, lw=0.8, alpha=0.35, ls="--" if model == "baseline" else "-")
+        left.axvline(0.25, color="grey", lw=0.8, ls=":")
+        left.set(
+            xlabel="ℓ2 radius r",
+            ylabel="certified accuracy",
+            title="Randomized smoothing (faint: other σ)",
+            ylim=(0, 1),
         )
-    right.set_xticks(x, labels, fontsize=7)
-    right.set(ylabel="accuracy", title="Clean and EOT-PGD (ℓ∞) accuracy, mean over seeds", ylim=(0, 1.15))
-    right.legend(fontsize=8, ncol=4, loc="upper center")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+        left.legend(loc="upper right", fontsize=8)
+
+        table = setting_means(results)
+        labels = [
+            f"σ={s:g}\nnoise={n:g}" for s, n in zip(table["smoothing_sigma"], table["attention_noise"], strict=True)
+        ]
+        x = np.arange(len(table))
+        width = 0.2
+        bars = [
+            ("hybrid/clean_acc", "hybrid clean", "tab:red", None),
+            ("baseline/clean_acc", "baseline clean", "tab:blue", None),
+            ("hybrid/eot_pgd_acc", "hybrid EOT-PGD", "tab:red", "//"),
+            ("baseline/eot_pgd_acc", "baseline EOT-PGD", "tab:blue", "//"),
+        ]
+        for index, (column, label, color, hatch) in enumerate(bars):
+            right.bar(
+                x + (index - 1.5) * width,
+                table[column],
+                width,
+                label=label,
+                color=color,
+                hatch=hatch,
+                alpha=0.9 if hatch is None else 0.45,
+                edgecolor="black",
+                linewidth=0.4,
+            )
+        right.set_xticks(x, labels, fontsize=7)
+        right.set(ylabel="accuracy", title="Clean and EOT-PGD (ℓ∞) accuracy, mean over seeds", ylim=(0, 1.15))
+        right.legend(fontsize=8, ncol=4, loc="upper center")

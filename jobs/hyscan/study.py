@@ -47,7 +47,7 @@ from raygent.jobs.hyscan.data import DatasetName, load_split
 from raygent.jobs.hyscan.model import AttentionPlacement, Branches, HybridNet, PlainCNN, layer_norms, lipschitz_ratio
 from raygent.jobs.hyscan.train import train_classifier
 from raygent.platform import session
-from raygent.platform.study import StudyParams, Verdict
+from raygent.platform.study import StudyParams, Verdict, verdict
 
 MODELS = ("hybrid", "baseline")
 RADII = (0.0, 0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0)
@@ -243,8 +243,7 @@ class HyscanStudy:
 
     def analyze(self, results: pd.DataFrame) -> Verdict:
         defaults = HyscanParams()
-        done = results[results["status"] == "TERMINATED"]
-        table = plots.setting_means(done)
+        table = plots.setting_means(results)
         evidence: dict[str, Any] = {
             "default_setting": {
                 "smoothing_sigma": defaults.smoothing_sigma,
@@ -252,20 +251,20 @@ class HyscanStudy:
             },
             "settings": table.round(4).to_dict(orient="records"),
         }
-        at_default = done[
-            np.isclose(done["smoothing_sigma"], defaults.smoothing_sigma)
-            & np.isclose(done["attention_noise"], defaults.attention_noise)
+        at_default = results[
+            np.isclose(results["smoothing_sigma"], defaults.smoothing_sigma)
+            & np.isclose(results["attention_noise"], defaults.attention_noise)
         ]
         if at_default.empty:
-            evidence["error"] = "no finished trial at the default smoothing_sigma/attention_noise"
-            return Verdict(claim=self.claim, holds=False, evidence=evidence, checks={})
+            error = "no finished trial at the default smoothing_sigma/attention_noise"
+            return verdict(self.claim, {}, evidence, error=error)
         mean = at_default.mean(numeric_only=True)
 
         def pair(metric: str) -> dict[str, float]:
             return {model: float(mean[f"{model}/{metric}"]) for model in MODELS}
 
         cert, eot, clean = pair("cert_acc_r025"), pair("eot_pgd_acc"), pair("clean_acc")
-        max_norm = float(done["hybrid/max_layer_norm"].max())
+        max_norm = float(results["hybrid/max_layer_norm"].max())
         checks = {
             "cert_r025_hybrid_ge_baseline_minus_1pt": cert["hybrid"] >= cert["baseline"] - CERT_TOLERANCE,
             "eot_pgd_hybrid_ge_baseline_plus_2pts": eot["hybrid"] >= eot["baseline"] + EOT_GAIN,
@@ -279,19 +278,19 @@ class HyscanStudy:
                 "eot_pgd_acc": eot,
                 "clean_acc": clean,
                 "max_layer_norm_all_trials": max_norm,
-                "max_lipschitz_ratio_all_trials": float(done["hybrid/lipschitz_ratio"].max()),
+                "max_lipschitz_ratio_all_trials": float(results["hybrid/lipschitz_ratio"].max()),
                 "tolerances": {
                     "cert": CERT_TOLERANCE,
                     "eot_gain": EOT_GAIN,
                     "clean_drop": CLEAN_DROP,
                     "norm": NORM_TOLERANCE,
                 },
-                "trials": len(done),
+                "trials": len(results),
             }
         )
-        paper = done[
-            np.isclose(done["smoothing_sigma"], PAPER_SIGMA)
-            & np.isclose(done["attention_noise"], defaults.attention_noise)
+        paper = results[
+            np.isclose(results["smoothing_sigma"], PAPER_SIGMA)
+            & np.isclose(results["attention_noise"], defaults.attention_noise)
         ]
         if not paper.empty:
             at_paper = paper.mean(numeric_only=True)
@@ -302,7 +301,7 @@ class HyscanStudy:
         for kind in ("ce", "margin"):
             if f"hybrid/eot_pgd_acc_{kind}" in mean:
                 evidence[f"eot_pgd_acc_{kind}_only"] = pair(f"eot_pgd_acc_{kind}")
-        return Verdict(claim=self.claim, holds=all(checks.values()), evidence=evidence, checks=checks)
+        return verdict(self.claim, checks, evidence)
 
     def plot(self, results: pd.DataFrame, path: Path) -> None:
         defaults = HyscanParams()

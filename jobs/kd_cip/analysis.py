@@ -15,11 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import pandas as pd
+
+from raygent.platform.study import figure
 
 ID_ACC = "id_acc"
 OOD_ACC = "ood_acc"
@@ -38,9 +36,8 @@ METRICS = (ID_ACC, OOD_ACC, N_SALIENT, HIGH_ORDER_MASS, HIGH_ORDER_ABS, SPURIOUS
 
 def method_table(results: pd.DataFrame) -> pd.DataFrame:
     """Means over seeds per (method, cip_weight): one row each, with `n_seeds` and each metric's mean."""
-    done = results[results["status"] == "TERMINATED"]
-    present = [m for m in METRICS if m in done.columns]
-    grouped = done.groupby(["method", "cip_weight"], sort=True)
+    present = [m for m in METRICS if m in results.columns]
+    grouped = results.groupby(["method", "cip_weight"], sort=True)
     table = grouped[present].mean()
     table["n_seeds"] = grouped.size()
     return table.reset_index()
@@ -90,36 +87,31 @@ def claim_checks(table: pd.DataFrame) -> tuple[dict[str, bool], dict[str, Any]]:
 def plot_study(results: pd.DataFrame, path: Path) -> None:
     """Two panels over λ, one line per method: high-order interaction share, and OOD (solid) / ID (dashed)
     accuracy, each with the spread over seeds."""
-    done = results[results["status"] == "TERMINATED"]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
-    for index, (method, rows) in enumerate(done.groupby("method", sort=True)):
-        stats = rows.groupby("cip_weight", sort=True)[[HIGH_ORDER_MASS, OOD_ACC, ID_ACC]].agg(["mean", "std"])
-        weights = [str(w) for w in stats.index]
-        color = f"C{index}"
-        left.errorbar(
-            weights,
-            stats[HIGH_ORDER_MASS]["mean"],
-            yerr=stats[HIGH_ORDER_MASS]["std"].fillna(0),
-            marker="o",
-            capsize=3,
-            color=color,
-            label=method,
-        )
-        right.errorbar(
-            weights,
-            stats[OOD_ACC]["mean"],
-            yerr=stats[OOD_ACC]["std"].fillna(0),
-            marker="o",
-            capsize=3,
-            color=color,
-            label=f"{method} OOD",
-        )
-        right.plot(weights, stats[ID_ACC]["mean"], linestyle="--", marker=".", color=color, label=f"{method} ID")
-    left.set(xlabel="CIP weight λ", ylabel="share of |I| at order ≥ 3", title="High-order interaction mass")
-    right.set(xlabel="CIP weight λ", ylabel="accuracy", title="OOD (solid) and in-domain (dashed) accuracy")
-    left.legend()
-    right.legend(fontsize=7)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    with figure(path, 1, 2, figsize=(10, 4)) as (_, (left, right)):
+        for index, (method, rows) in enumerate(results.groupby("method", sort=True)):
+            stats = rows.groupby("cip_weight", sort=True)[[HIGH_ORDER_MASS, OOD_ACC, ID_ACC]].agg(["mean", "std"])
+            weights = [str(w) for w in stats.index]
+            color = f"C{index}"
+            left.errorbar(
+                weights,
+                stats[HIGH_ORDER_MASS]["mean"],
+                yerr=stats[HIGH_ORDER_MASS]["std"].fillna(0),
+                marker="o",
+                capsize=3,
+                color=color,
+                label=method,
+            )
+            right.errorbar(
+                weights,
+                stats[OOD_ACC]["mean"],
+                yerr=stats[OOD_ACC]["std"].fillna(0),
+                marker="o",
+                capsize=3,
+                color=color,
+                label=f"{method} OOD",
+            )
+            right.plot(weights, stats[ID_ACC]["mean"], linestyle="--", marker=".", color=color, label=f"{method} ID")
+        left.set(xlabel="CIP weight λ", ylabel="share of |I| at order ≥ 3", title="High-order interaction mass")
+        right.set(xlabel="CIP weight λ", ylabel="accuracy", title="OOD (solid) and in-domain (dashed) accuracy")
+        left.legend()
+        right.legend(fontsize=7)

@@ -43,7 +43,7 @@ from raygent.jobs.kd_cip.train import (
     train_student,
 )
 from raygent.platform import session
-from raygent.platform.study import StudyParams, Verdict
+from raygent.platform.study import StudyParams, Verdict, verdict
 
 
 class KDCIPParams(StudyParams):
@@ -271,10 +271,9 @@ class KDCIPStudy:
         table = analysis.method_table(results)
         checks, evidence = analysis.claim_checks(table)
         teacher_cols = [analysis.TEACHER_ID_ACC, analysis.TEACHER_OOD_ACC, analysis.TEACHER_N_SALIENT]
-        done = results[results["status"] == "TERMINATED"]
-        evidence["teacher"] = {c: round(float(done[c].mean()), 4) for c in teacher_cols if c in done}
-        evidence["n_trials"] = len(done)
-        return Verdict(claim=self.claim, holds=all(checks.values()), evidence=evidence, checks=checks)
+        evidence["teacher"] = {c: round(float(results[c].mean()), 4) for c in teacher_cols if c in results}
+        evidence["n_trials"] = len(results)
+        return verdict(self.claim, checks, evidence)
 
     def plot(self, results: pd.DataFrame, path: Path) -> None:
         analysis.plot_study(results, path)

@@ -29,7 +29,7 @@ import torch
 
 from raygent.jobs.lrrnn_flows.params import LrrnnFlowsParams
 from raygent.platform import session
-from raygent.platform.study import Verdict
+from raygent.platform.study import Verdict, verdict
 
 KS_ALPHA = 0.01
 FP_MATCH_MIN = 0.8
@@ -76,9 +76,8 @@ class LrrnnFlowsStudy:
         session.report(final)
 
     def analyze(self, results: pd.DataFrame) -> Verdict:
-        ok = results[results["status"] == "TERMINATED"]
-        lam_hi, lam_lo = ok["entropy_weight"].max(), ok["entropy_weight"].min()
-        method = ok[(ok["rank_offset"] == 0) & (ok["entropy_weight"] == lam_hi)]
+        lam_hi, lam_lo = results["entropy_weight"].max(), results["entropy_weight"].min()
+        method = results[(results["rank_offset"] == 0) & (results["entropy_weight"] == lam_hi)]
         cases = sorted(set(method["case"]))
         evidence: dict[str, Any] = {"lambda_max": float(lam_hi), "lambda_min": float(lam_lo), "cases": cases}
         checks: dict[str, bool] = {}
@@ -128,7 +127,8 @@ class LrrnnFlowsStudy:
             evidence[f"{case}/ks_p_point_estimate"] = point_p
             spurious.append(flow_p > KS_ALPHA and point_p < KS_ALPHA)
             if lam_lo < lam_hi:
-                low = ok[(ok["rank_offset"] == 0) & (ok["entropy_weight"] == lam_lo) & (ok["case"] == case)]
+                low = results[(results["rank_offset"] == 0) & (results["entropy_weight"] == lam_lo)
+                              & (results["case"] == case)]
                 evidence[f"{case}/ks_p_learned_lambda_min"] = _median(low, "flow/residual_ks_p")
         if cases:
             checks["spurious_removed"] = all(spurious)
@@ -140,8 +140,8 @@ class LrrnnFlowsStudy:
             checks["heavy_tail"] = evidence["heavy_tailed/kurtosis_learned"] > KURTOSIS_MIN
 
         elbows = []
-        for case in sorted(set(ok["case"])):
-            rows = ok[ok["case"] == case]
+        for case in sorted(set(results["case"])):
+            rows = results[results["case"] == case]
             mse = {int(o): _median(rows[rows["rank_offset"] == o], "fit/heldout_mse") for o in (-1, 0, 1)}
             if all(np.isfinite(v) for v in mse.values()):
                 evidence[f"{case}/heldout_mse_by_rank_offset"] = [mse[-1], mse[0], mse[1]]
@@ -154,15 +154,14 @@ class LrrnnFlowsStudy:
         if lam_lo < lam_hi:
             rises = []
             for case in cases:
-                rows = ok[(ok["rank_offset"] == 0) & (ok["case"] == case)]
+                rows = results[(results["rank_offset"] == 0) & (results["case"] == case)]
                 wide = rows.pivot_table(index="seed", columns="entropy_weight", values="flow/entropy")
                 gain = float((wide[lam_hi] - wide[lam_lo]).median())
                 evidence[f"{case}/entropy_gain"] = gain
                 rises.append(gain > 0)
             checks["entropy_rises_with_lambda"] = all(rises)
 
-        return Verdict(claim=self.claim, holds=bool(checks) and all(checks.values()), evidence=evidence,
-                       checks=checks)
+        return verdict(self.claim, checks, evidence)
 
     def plot(self, results: pd.DataFrame, path: Path) -> None:
         from raygent.jobs.lrrnn_flows.plots import plot_study

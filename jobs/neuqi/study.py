@@ -31,7 +31,7 @@ from raygent.jobs.neuqi.matrix import init_errors, synthetic_layer
 from raygent.jobs.neuqi.model_quant import calibrate, quantize_linears, restore, snapshot
 from raygent.jobs.neuqi.quantize import INITS, ScaleSearch, ZeroSolver
 from raygent.platform import session
-from raygent.platform.study import StudyParams, Verdict
+from raygent.platform.study import StudyParams, Verdict, figure, verdict
 
 PPL_CLAIM_BITS = (2, 3)
 
@@ -176,13 +176,12 @@ class NeuqiStudy:
         session.report(metrics)
 
     def analyze(self, results: pd.DataFrame) -> Verdict:
-        done = results[results["status"] == "TERMINATED"]
-        if done.empty:
-            return Verdict(claim=self.claim, holds=False, evidence={"trials": 0}, checks={})
-        table = done.groupby(["group_size", "bits"]).mean(numeric_only=True)
+        if results.empty:
+            return verdict(self.claim, {}, {"trials": 0})
+        table = results.groupby(["group_size", "bits"]).mean(numeric_only=True)
         several_groups = table.index.get_level_values("group_size").nunique() > 1
         checks: dict[str, bool] = {}
-        evidence: dict[str, Any] = {"seeds": int(done["seed"].nunique()), "trials": len(done)}
+        evidence: dict[str, Any] = {"seeds": int(results["seed"].nunique()), "trials": len(results)}
         for (group, bits), row in table.iterrows():
             tag = f"{int(bits)}bit" + (f"_g{int(group)}" if several_groups else "")
             err = {init: float(row[f"err_{init}"]) for init in INITS}
@@ -194,38 +193,30 @@ class NeuqiStudy:
                 if int(bits) in PPL_CLAIM_BITS:
                     checks[f"ppl_neuqi_le_minmax_{tag}"] = entry["ppl"]["neuqi"] <= entry["ppl"]["minmax"]
             evidence[tag] = entry
-        return Verdict(claim=self.claim, holds=bool(checks) and all(checks.values()), evidence=evidence, checks=checks)
+        return verdict(self.claim, checks, evidence)
 
     def plot(self, results: pd.DataFrame, path: Path) -> None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        done = results[results["status"] == "TERMINATED"]
-        has_ppl = "ppl_neuqi" in done and done["ppl_neuqi"].notna().any()
-        fig, axes = plt.subplots(1, 2 if has_ppl else 1, figsize=(11 if has_ppl else 5.5, 4), squeeze=False)
-        styles = {"minmax": ("tab:red", "o"), "grid": ("tab:blue", "s"), "neuqi": ("tab:green", "^")}
-        for group, part in done.groupby("group_size"):
-            table = part.groupby("bits").mean(numeric_only=True).sort_index()
-            dash = "-" if group == 0 else "--"
-            label = "per-channel" if group == 0 else f"g{group}"
-            for init, (color, marker) in styles.items():
-                axes[0, 0].plot(table.index, table[f"err_{init}"], dash, color=color, marker=marker,
-                                label=f"{init} ({label})")
-                if has_ppl:
-                    axes[0, 1].plot(table.index, table[f"ppl_{init}"], dash, color=color, marker=marker,
+        has_ppl = "ppl_neuqi" in results and results["ppl_neuqi"].notna().any()
+        panels, width = (2, 11) if has_ppl else (1, 5.5)
+        with figure(path, 1, panels, figsize=(width, 4), squeeze=False) as (_, axes):
+            styles = {"minmax": ("tab:red", "o"), "grid": ("tab:blue", "s"), "neuqi": ("tab:green", "^")}
+            for group, part in results.groupby("group_size"):
+                table = part.groupby("bits").mean(numeric_only=True).sort_index()
+                dash = "-" if group == 0 else "--"
+                label = "per-channel" if group == 0 else f"g{group}"
+                for init, (color, marker) in styles.items():
+                    axes[0, 0].plot(table.index, table[f"err_{init}"], dash, color=color, marker=marker,
                                     label=f"{init} ({label})")
+                    if has_ppl:
+                        axes[0, 1].plot(table.index, table[f"ppl_{init}"], dash, color=color, marker=marker,
+                                        label=f"{init} ({label})")
+                if has_ppl:
+                    axes[0, 1].plot(table.index, table["ppl_fp"], ":", color="black", label="full precision")
+            axes[0, 0].set(yscale="log", xlabel="bits", ylabel="relative weighted error Σh(w-ŵ)²/Σhw²",
+                           title="Synthetic layer (mean over seeds)")
             if has_ppl:
-                axes[0, 1].plot(table.index, table["ppl_fp"], ":", color="black", label="full precision")
-        axes[0, 0].set(yscale="log", xlabel="bits", ylabel="relative weighted error Σh(w-ŵ)²/Σhw²",
-                       title="Synthetic layer (mean over seeds)")
-        if has_ppl:
-            axes[0, 1].set(xlabel="bits", ylabel="held-out perplexity", title="Causal LM, RTN (mean over seeds)")
-        for axis in axes[0]:
-            axis.set_xticks(sorted(done["bits"].unique()))
-            axis.legend(fontsize=7)
-            axis.grid(alpha=0.3)
-        fig.tight_layout()
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+                axes[0, 1].set(xlabel="bits", ylabel="held-out perplexity", title="Causal LM, RTN (mean over seeds)")
+            for axis in axes[0]:
+                axis.set_xticks(sorted(results["bits"].unique()))
+                axis.legend(fontsize=7)
+                axis.grid(alpha=0.3)

@@ -33,7 +33,7 @@ from raygent.jobs.nkr.base import BaseSpec, cached_base, closed_prompt, context_
 from raygent.jobs.nkr.knowledge import DistilSettings, accuracy, akd_corpus, encode, prefill_cost
 from raygent.jobs.nkr.video import FRAMES_PER_EVENT, HELD_OUT_FORM, KINDS, TEMPLATES, Video, make_video, question_bank
 from raygent.platform import session
-from raygent.platform.study import StudyParams, Verdict, by_seed, completed, mean_std
+from raygent.platform.study import StudyParams, Verdict, by_seed, completed, figure, mean_std, trial_counts, verdict
 
 ACC_NKR = "acc_nkr"
 ACC_NO_ADAPTER = "acc_no_adapter"
@@ -159,11 +159,11 @@ class NkrStudy:
 
     def analyze(self, results: pd.DataFrame) -> Verdict:
         done = completed(results, REQUIRED, METRICS)
-        evidence: dict[str, Any] = {"trials_completed": len(done), "trials_failed": len(results) - len(done)}
+        evidence: dict[str, Any] = trial_counts(results, done)
         budgets = sorted(int(b) for b in done["budget"].unique()) if not done.empty else []
         if len(budgets) < 2:
             evidence["budgets"] = budgets
-            return Verdict(claim=self.claim, holds=False, evidence=evidence, checks={"grid_complete": False})
+            return verdict(self.claim, {"grid_complete": False}, evidence)
         by_budget = done.groupby("budget")
         curve = {str(int(b)): mean_std(frame, ACC_NKR) for b, frame in by_budget}
         means = [curve[str(b)]["mean"] for b in budgets]
@@ -207,47 +207,37 @@ class NkrStudy:
                            if f"{prefix}{n}" in done},
             "encode_seconds": mean_std(done, ENCODE_SECONDS),
         })
-        return Verdict(claim=self.claim, holds=all(checks.values()), evidence=evidence,
-                       checks={k: bool(v) for k, v in checks.items()})
+        return verdict(self.claim, checks, evidence)
 
     def plot(self, results: pd.DataFrame, path: Path) -> None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
         done = completed(results, REQUIRED, METRICS)
-        fig, (ax, ax_cost) = plt.subplots(1, 2, figsize=(11.0, 4.0), gridspec_kw={"width_ratios": [3, 2]})
-        budgets = sorted(int(b) for b in done["budget"].unique())
-        for column, label, colour in ((ACC_NKR, "NKR (question only)", "tab:blue"),
-                                      (ACC_CONTEXT, "captions in context (truncated)", "tab:orange"),
-                                      (ACC_RETRIEVAL, "top-k retrieved captions", "tab:green"),
-                                      (ACC_NO_ADAPTER, "no adapter", "tab:gray")):
-            stats = [mean_std(done[done["budget"] == b], column) for b in budgets]
-            ax.errorbar(budgets, [s["mean"] for s in stats], yerr=[s["std"] for s in stats], fmt="o-", capsize=3,
-                        color=colour, label=label)
-        ax.set_xscale("log")
-        ax.set_xlabel("AKD budget (QA pairs per video)")
-        ax.set_ylabel("held-out MC accuracy (4 options), mean ± std")
-        ax.axhline(0.25, color="black", linestyle=":", linewidth=0.8)
-        ax.legend(fontsize=8)
-        ax.grid(alpha=0.3)
-        lengths = sorted(int(c[len(NKR_FLOPS_PREFIX):]) for c in done if c.startswith(NKR_FLOPS_PREFIX))
-        for prefix, label, colour in ((NKR_FLOPS_PREFIX, "NKR", "tab:blue"),
-                                      (CONTEXT_FLOPS_PREFIX, "in context", "tab:orange")):
-            ax_cost.plot(lengths, [float(done[f"{prefix}{n}"].mean()) for n in lengths], "o-", color=colour,
-                         label=label)
-        ax_cost.set_xscale("log")
-        ax_cost.set_yscale("log")
-        ax_cost.set_xlabel("video length (frames)")
-        ax_cost.set_ylabel("prefill FLOPs per query")
-        ax_cost.legend()
-        ax_cost.grid(alpha=0.3)
-        fig.suptitle("NKR: long video as a LoRA on a frozen backbone")
-        fig.tight_layout()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+        with figure(path, 1, 2, figsize=(11.0, 4.0), gridspec_kw={"width_ratios": [3, 2]}) as (fig, (ax, ax_cost)):
+            budgets = sorted(int(b) for b in done["budget"].unique())
+            for column, label, colour in ((ACC_NKR, "NKR (question only)", "tab:blue"),
+                                          (ACC_CONTEXT, "captions in context (truncated)", "tab:orange"),
+                                          (ACC_RETRIEVAL, "top-k retrieved captions", "tab:green"),
+                                          (ACC_NO_ADAPTER, "no adapter", "tab:gray")):
+                stats = [mean_std(done[done["budget"] == b], column) for b in budgets]
+                ax.errorbar(budgets, [s["mean"] for s in stats], yerr=[s["std"] for s in stats], fmt="o-", capsize=3,
+                            color=colour, label=label)
+            ax.set_xscale("log")
+            ax.set_xlabel("AKD budget (QA pairs per video)")
+            ax.set_ylabel("held-out MC accuracy (4 options), mean ± std")
+            ax.axhline(0.25, color="black", linestyle=":", linewidth=0.8)
+            ax.legend(fontsize=8)
+            ax.grid(alpha=0.3)
+            lengths = sorted(int(c[len(NKR_FLOPS_PREFIX):]) for c in done if c.startswith(NKR_FLOPS_PREFIX))
+            for prefix, label, colour in ((NKR_FLOPS_PREFIX, "NKR", "tab:blue"),
+                                          (CONTEXT_FLOPS_PREFIX, "in context", "tab:orange")):
+                ax_cost.plot(lengths, [float(done[f"{prefix}{n}"].mean()) for n in lengths], "o-", color=colour,
+                             label=label)
+            ax_cost.set_xscale("log")
+            ax_cost.set_yscale("log")
+            ax_cost.set_xlabel("video length (frames)")
+            ax_cost.set_ylabel("prefill FLOPs per query")
+            ax_cost.legend()
+            ax_cost.grid(alpha=0.3)
+            fig.suptitle("NKR: long video as a LoRA on a frozen backbone")
 
 
 def _short_video(tokenizer: Any, context: int, seed: int) -> Video:

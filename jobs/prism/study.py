@@ -42,7 +42,7 @@ from raygent.jobs.prism.train import (
     train_noise_model,
 )
 from raygent.platform import session
-from raygent.platform.study import StudyParams, Verdict, completed, summarize
+from raygent.platform.study import StudyParams, Verdict, completed, figure, summarize, trial_counts, verdict
 
 MASK_F1 = "mask_f1"
 MASK_RECALL = "mask_recall"
@@ -143,7 +143,7 @@ class PrismStudy:
 
     def analyze(self, results: pd.DataFrame) -> Verdict:
         done = completed(results, REQUIRED, METRICS)
-        evidence: dict[str, Any] = {"trials_completed": len(done), "trials_failed": len(results) - len(done)}
+        evidence: dict[str, Any] = trial_counts(results, done)
         defaults = PrismParams()
         cells = {
             ("dual", 0.0): _cell(done, "dual", 0.0, defaults.levels),
@@ -153,7 +153,7 @@ class PrismStudy:
         if any(frame.empty for frame in cells.values()):
             missing = [f"{h} gamma={g}" for (h, g), frame in cells.items() if frame.empty]
             evidence["missing_cells"] = missing
-            return Verdict(claim=self.claim, holds=False, evidence=evidence, checks={"grid_complete": False})
+            return verdict(self.claim, {"grid_complete": False}, evidence)
         unweighted, prism, single = cells[("dual", 0.0)], cells[("dual", defaults.gamma)], cells[
             ("single", defaults.gamma)]
         mean = {name: summarize(frame, SUMMARY) for name, frame in
@@ -176,48 +176,38 @@ class PrismStudy:
             "cells": mean,
             "grid": _grid_table(done),
         })
-        return Verdict(claim=self.claim, holds=all(checks.values()), evidence=evidence,
-                       checks={k: bool(v) for k, v in checks.items()})
+        return verdict(self.claim, checks, evidence)
 
     def plot(self, results: pd.DataFrame, path: Path) -> None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
         done = completed(results, REQUIRED, METRICS)
-        fig, axes = plt.subplots(1, 3, figsize=(13.0, 3.8))
-        for heads, colour in (("dual", "tab:blue"), ("single", "tab:orange")):
-            rows = done[done["heads"] == heads]
-            for ax, column in ((axes[0], MASK_RECALL), (axes[0], MASK_F1), (axes[1], W1_DZ)):
-                stats = rows.groupby("gamma")[column].agg(["mean", "std"]).fillna(0.0)
-                style = "s--" if column == MASK_RECALL else "o-"
-                ax.errorbar(stats.index, stats["mean"], yerr=stats["std"], fmt=style, capsize=3, color=colour,
-                            label=f"{heads}: {column}")
-        axes[0].set_xlabel("positive weight γ")
-        axes[0].set_ylabel("invalid mask (mean ± std over seeds)")
-        axes[0].legend(fontsize=7)
-        axes[1].set_xlabel("positive weight γ")
-        axes[1].set_ylabel("W1 of Δz vs sensor (m)")
-        axes[1].set_yscale("log")
-        axes[1].legend(fontsize=7)
-        labels, means, stds = [], [], []
-        reference = done[(done["heads"] == REFERENCE[0]) & (done["gamma"] == REFERENCE[1])]
-        for label, column, rows in (("clean", ACC_CLEAN, reference), ("Gaussian", ACC_GAUSSIAN, reference),
-                                    ("sensor (ceiling)", ACC_SENSOR, reference),
-                                    *((f"{h} γ={g:g}", ACC_SYNTH, r) for (h, g), r in done.groupby(["heads",
-                                                                                                     "gamma"]))):
-            labels.append(label)
-            means.append(float(rows[column].mean()))
-            stds.append(float(rows[column].std()) if len(rows) > 1 else 0.0)
-        axes[2].bar(range(len(labels)), means, yerr=stds, capsize=3, color="tab:green")
-        axes[2].set_xticks(range(len(labels)), labels, rotation=30, fontsize=7)
-        axes[2].set_ylabel("shape accuracy on sensor captures")
-        fig.suptitle("PRISM [rec]: invalidation supervision, heads, and downstream training data")
-        fig.tight_layout()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+        with figure(path, 1, 3, figsize=(13.0, 3.8)) as (fig, axes):
+            for heads, colour in (("dual", "tab:blue"), ("single", "tab:orange")):
+                rows = done[done["heads"] == heads]
+                for ax, column in ((axes[0], MASK_RECALL), (axes[0], MASK_F1), (axes[1], W1_DZ)):
+                    stats = rows.groupby("gamma")[column].agg(["mean", "std"]).fillna(0.0)
+                    style = "s--" if column == MASK_RECALL else "o-"
+                    ax.errorbar(stats.index, stats["mean"], yerr=stats["std"], fmt=style, capsize=3, color=colour,
+                                label=f"{heads}: {column}")
+            axes[0].set_xlabel("positive weight γ")
+            axes[0].set_ylabel("invalid mask (mean ± std over seeds)")
+            axes[0].legend(fontsize=7)
+            axes[1].set_xlabel("positive weight γ")
+            axes[1].set_ylabel("W1 of Δz vs sensor (m)")
+            axes[1].set_yscale("log")
+            axes[1].legend(fontsize=7)
+            labels, means, stds = [], [], []
+            reference = done[(done["heads"] == REFERENCE[0]) & (done["gamma"] == REFERENCE[1])]
+            for label, column, rows in (("clean", ACC_CLEAN, reference), ("Gaussian", ACC_GAUSSIAN, reference),
+                                        ("sensor (ceiling)", ACC_SENSOR, reference),
+                                        *((f"{h} γ={g:g}", ACC_SYNTH, r) for (h, g), r in done.groupby(["heads",
+                                                                                                         "gamma"]))):
+                labels.append(label)
+                means.append(float(rows[column].mean()))
+                stds.append(float(rows[column].std()) if len(rows) > 1 else 0.0)
+            axes[2].bar(range(len(labels)), means, yerr=stds, capsize=3, color="tab:green")
+            axes[2].set_xticks(range(len(labels)), labels, rotation=30, fontsize=7)
+            axes[2].set_ylabel("shape accuracy on sensor captures")
+            fig.suptitle("PRISM [rec]: invalidation supervision, heads, and downstream training data")
 
 
 def _cell(done: pd.DataFrame, heads: str, gamma: float, levels: int) -> pd.DataFrame:

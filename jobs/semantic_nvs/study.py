@@ -39,7 +39,7 @@ from raygent.jobs.semantic_nvs.train import (
     train_encoder,
 )
 from raygent.platform import session
-from raygent.platform.study import StudyParams, Verdict, by_seed, completed, summarize
+from raygent.platform.study import StudyParams, Verdict, by_seed, completed, figure, summarize, trial_counts, verdict
 
 DISTANCES = {"near": 0.15, "mid": 0.5, "far": 0.85}  # camera distance d of each held-out bin
 FD, HOLE_ACC, ACC, PSNR, HOLE_FRACTION = "fd", "hole_accuracy", "accuracy", "psnr", "hole_fraction"
@@ -132,11 +132,11 @@ class SemanticNVSStudy:
 
     def analyze(self, results: pd.DataFrame) -> Verdict:
         done = completed(results, REQUIRED, METRICS)
-        evidence: dict[str, Any] = {"trials_completed": len(done), "trials_failed": len(results) - len(done)}
+        evidence: dict[str, Any] = trial_counts(results, done)
         variants = {v: done[done["variant"] == v] for v in ("none", "warped", "alternating")}
         if any(frame.empty for frame in variants.values()):
             evidence["missing_variants"] = [v for v, frame in variants.items() if frame.empty]
-            return Verdict(claim=self.claim, holds=False, evidence=evidence, checks={"grid_complete": False})
+            return verdict(self.claim, {"grid_complete": False}, evidence)
         summary = {v: summarize(frame, METRICS) for v, frame in variants.items()}
 
         def mean(variant: str, metric: str, bin_name: str) -> float:
@@ -163,36 +163,26 @@ class SemanticNVSStudy:
             "fd_far_gap_per_seed": _paired_gap(variants["alternating"], variants["none"]),
             "summary": summary,
         })
-        return Verdict(claim=self.claim, holds=all(checks.values()), evidence=evidence,
-                       checks={k: bool(v) for k, v in checks.items()})
+        return verdict(self.claim, checks, evidence)
 
     def plot(self, results: pd.DataFrame, path: Path) -> None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
         done = completed(results, REQUIRED, METRICS)
-        fig, (ax, ax_acc) = plt.subplots(1, 2, figsize=(11.0, 4.0))
-        distances = list(DISTANCES.values())
-        for variant, colour in (("none", "tab:gray"), ("warped", "tab:orange"), ("alternating", "tab:blue")):
-            rows = done[done["variant"] == variant]
-            for axis, metric in ((ax, FD), (ax_acc, HOLE_ACC)):
-                means = [float(rows[column(metric, b)].mean()) for b in DISTANCES]
-                stds = [float(rows[column(metric, b)].std(ddof=0)) for b in DISTANCES]
-                axis.errorbar(distances, means, yerr=stds, fmt="o-", capsize=3, color=colour, label=variant)
-        ax.set_xlabel("camera distance d (orbit d·60°, step d·1 m)")
-        ax.set_ylabel("FD-local (Φ feature space), mean ± std over seeds")
-        ax_acc.set_xlabel("camera distance d")
-        ax_acc.set_ylabel("Φ category accuracy in the warp holes")
-        for axis in (ax, ax_acc):
-            axis.legend()
-            axis.grid(alpha=0.3)
-        fig.suptitle("SemanticNVS: semantic conditioning against camera distance")
-        fig.tight_layout()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+        with figure(path, 1, 2, figsize=(11.0, 4.0)) as (fig, (ax, ax_acc)):
+            distances = list(DISTANCES.values())
+            for variant, colour in (("none", "tab:gray"), ("warped", "tab:orange"), ("alternating", "tab:blue")):
+                rows = done[done["variant"] == variant]
+                for axis, metric in ((ax, FD), (ax_acc, HOLE_ACC)):
+                    means = [float(rows[column(metric, b)].mean()) for b in DISTANCES]
+                    stds = [float(rows[column(metric, b)].std(ddof=0)) for b in DISTANCES]
+                    axis.errorbar(distances, means, yerr=stds, fmt="o-", capsize=3, color=colour, label=variant)
+            ax.set_xlabel("camera distance d (orbit d·60°, step d·1 m)")
+            ax.set_ylabel("FD-local (Φ feature space), mean ± std over seeds")
+            ax_acc.set_xlabel("camera distance d")
+            ax_acc.set_ylabel("Φ category accuracy in the warp holes")
+            for axis in (ax, ax_acc):
+                axis.legend()
+                axis.grid(alpha=0.3)
+            fig.suptitle("SemanticNVS: semantic conditioning against camera distance")
 
 
 def _paired_gap(semantic: pd.DataFrame, none: pd.DataFrame) -> dict[str, float]:

@@ -25,7 +25,7 @@ from raygent.jobs.spade.search import LcbScorer, evolutionary_search, top_k
 from raygent.jobs.spade.tasks import OfflineTask, load_npz_task, make_continuous_task, make_tfbind_task
 from raygent.jobs.spade.train import EpochStats, build_surrogate, fit_surrogate
 from raygent.platform import session
-from raygent.platform.study import Verdict
+from raygent.platform.study import Verdict, completed, figure, verdict
 
 SCORE_MAX = "score/norm_max"
 SCORE_MEDIAN = "score/norm_median"
@@ -196,7 +196,7 @@ class SpadeStudy:
         is negative, and over those trials more than half of the probes sit below it; (4) the held-out
         Spearman(μ̂, y) averaged over the calibrated arms exceeds its average over the uncalibrated ones
         (the method notes' third check; skipped on a task without held-out designs)."""
-        done = _finished(results)
+        done = completed(results, (SCORE_MAX,))
         tasks = sorted(done["task"].unique()) if len(done) else []
         evidence: dict[str, Any] = {"n_trials": len(results), "n_finished": len(done), "tolerance": TOLERANCE}
         checks: dict[str, bool] = {}
@@ -233,45 +233,31 @@ class SpadeStudy:
             evidence[f"{prefix}support_ood_frac_below_mean"] = frac
             evidence[f"{prefix}support_ood_gap_max"] = float(gaps.max()) if len(gaps) else float("nan")
         evidence = {key: _json_safe(value) for key, value in evidence.items()}
-        return Verdict(claim=self.claim, holds=bool(checks) and all(checks.values()), evidence=evidence, checks=checks)
+        return verdict(self.claim, checks, evidence)
 
     def plot(self, results: pd.DataFrame, path: Path) -> None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        done = _finished(results)
+        done = completed(results, (SCORE_MAX,))
         tasks = sorted(done["task"].unique()) if len(done) else ["continuous"]
-        fig, axes = plt.subplots(len(tasks), 2, figsize=(10, 3.8 * len(tasks)), squeeze=False)
-        labels = list(ARMS)
-        jitter = np.random.default_rng(0)
-        for row, task in enumerate(tasks):
-            rows = done[done["task"] == task] if len(done) else done
-            for col, (metric, title) in enumerate(
-                [(SCORE_MAX, "normalised max score (top-k)"), (OOD_GAP, "LCB(far) − LCB(nearest train)")]
-            ):
-                ax = axes[row][col]
-                for i, label in enumerate(labels):
-                    values = _arm(rows, label)[metric].to_numpy(dtype=float) if len(rows) else np.array([])
-                    if values.size:
-                        ax.bar(i, values.mean(), color=f"C{i}", alpha=0.6)
-                        ax.scatter(i + jitter.uniform(-0.15, 0.15, values.size), values, color="k", s=12, zorder=3)
-                ax.axhline(0.0, color="grey", lw=0.5)
-                if metric == SCORE_MAX:  # overshooting arms score far below 0; keep [−1, 1] linear
-                    ax.set_yscale("symlog", linthresh=1.0)
-                ax.set_xticks(range(len(labels)), labels)
-                ax.set_title(f"{task}: {title}")
-        fig.suptitle("SPADE ablation (bars: mean over seeds, dots: seeds)")
-        fig.tight_layout()
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-
-
-def _finished(results: pd.DataFrame) -> pd.DataFrame:
-    if results.empty or SCORE_MAX not in results:
-        return results.iloc[0:0]
-    return results[(results["status"] == "TERMINATED") & results[SCORE_MAX].notna()]
+        with figure(path, len(tasks), 2, figsize=(10, 3.8 * len(tasks)), squeeze=False) as (fig, axes):
+            labels = list(ARMS)
+            jitter = np.random.default_rng(0)
+            for row, task in enumerate(tasks):
+                rows = done[done["task"] == task] if len(done) else done
+                for col, (metric, title) in enumerate(
+                    [(SCORE_MAX, "normalised max score (top-k)"), (OOD_GAP, "LCB(far) − LCB(nearest train)")]
+                ):
+                    ax = axes[row][col]
+                    for i, label in enumerate(labels):
+                        values = _arm(rows, label)[metric].to_numpy(dtype=float) if len(rows) else np.array([])
+                        if values.size:
+                            ax.bar(i, values.mean(), color=f"C{i}", alpha=0.6)
+                            ax.scatter(i + jitter.uniform(-0.15, 0.15, values.size), values, color="k", s=12, zorder=3)
+                    ax.axhline(0.0, color="grey", lw=0.5)
+                    if metric == SCORE_MAX:  # overshooting arms score far below 0; keep [−1, 1] linear
+                        ax.set_yscale("symlog", linthresh=1.0)
+                    ax.set_xticks(range(len(labels)), labels)
+                    ax.set_title(f"{task}: {title}")
+            fig.suptitle("SPADE ablation (bars: mean over seeds, dots: seeds)")
 
 
 def _arm(rows: pd.DataFrame, label: str) -> pd.DataFrame:

@@ -31,7 +31,7 @@ from raygent.jobs.urban_mllm.model import UrbanMLLM
 from raygent.jobs.urban_mllm.tokens import CROSS_VIEW, SINGLE_VIEW, TASKS, Corpus
 from raygent.jobs.urban_mllm.train import StageSettings, evaluate, instruction_tune, pretrain
 from raygent.platform import session
-from raygent.platform.study import StudyParams, Verdict, by_seed, completed, summarize
+from raygent.platform.study import StudyParams, Verdict, by_seed, completed, figure, summarize, trial_counts, verdict
 
 CROSS_ACC, SINGLE_ACC = "cross_view_acc", "single_view_acc"
 PRETRAIN_LOSS, TUNE_LOSS, TRAIN_SECONDS = "pretrain_loss", "tune_loss", "train_seconds"
@@ -114,13 +114,13 @@ class UrbanMLLMStudy:
 
     def analyze(self, results: pd.DataFrame) -> Verdict:
         done = completed(results, REQUIRED, METRICS)
-        evidence: dict[str, Any] = {"trials_completed": len(done), "trials_failed": len(results) - len(done)}
+        evidence: dict[str, Any] = trial_counts(results, done)
         cells = {(int(k), str(p)): frame for (k, p), frame in done.groupby(["latents", "pretrain"])}
         needed = [(PERCEIVER_K, "interleaved"), (0, "pairs")]
         missing = [f"K={k} {p}" for k, p in needed if (k, p) not in cells]
         if missing:
             evidence["missing_cells"] = missing
-            return Verdict(claim=self.claim, holds=False, evidence=evidence, checks={"grid_complete": False})
+            return verdict(self.claim, {"grid_complete": False}, evidence)
         summary = {f"K={k} {p}": summarize(f, METRICS) for (k, p), f in sorted(cells.items())}
 
         def mean(k: int, p: str, column: str) -> float:
@@ -148,32 +148,22 @@ class UrbanMLLMStudy:
             "single_view_per_seed": {f"K={k} {p}": by_seed(f, SINGLE_ACC) for (k, p), f in sorted(cells.items())},
             "summary": summary,
         })
-        return Verdict(claim=self.claim, holds=all(checks.values()), evidence=evidence,
-                       checks={k: bool(v) for k, v in checks.items()})
+        return verdict(self.claim, checks, evidence)
 
     def plot(self, results: pd.DataFrame, path: Path) -> None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
         done = completed(results, REQUIRED, METRICS)
-        fig, axes = plt.subplots(1, 2, figsize=(11.0, 4.0), sharey=True)
-        for axis, column, title in ((axes[0], CROSS_ACC, "cross-view tasks"), (axes[1], SINGLE_ACC,
-                                                                               "single-view tasks")):
-            for pretrain_mode, colour in (("pairs", "tab:gray"), ("interleaved", "tab:blue")):
-                rows = done[done["pretrain"] == pretrain_mode]
-                grouped = rows.groupby("latents")[column]
-                ks = [int(k) for k in grouped.mean().index]
-                axis.errorbar(ks, grouped.mean().to_numpy(), yerr=grouped.std(ddof=0).to_numpy(), fmt="o-",
-                              capsize=3, color=colour, label=f"{pretrain_mode} pre-training")
-            axis.set_xlabel("perceiver latents K (0 = concatenation + MLP projector)")
-            axis.set_title(title)
-            axis.grid(alpha=0.3)
-            axis.legend()
-        axes[0].set_ylabel("held-out accuracy, mean ± std over seeds")
-        fig.suptitle("UrbanMLLM: cross-view perceiver and interleaved pre-training")
-        fig.tight_layout()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+        with figure(path, 1, 2, figsize=(11.0, 4.0), sharey=True) as (fig, axes):
+            for axis, column, title in ((axes[0], CROSS_ACC, "cross-view tasks"), (axes[1], SINGLE_ACC,
+                                                                                   "single-view tasks")):
+                for pretrain_mode, colour in (("pairs", "tab:gray"), ("interleaved", "tab:blue")):
+                    rows = done[done["pretrain"] == pretrain_mode]
+                    grouped = rows.groupby("latents")[column]
+                    ks = [int(k) for k in grouped.mean().index]
+                    axis.errorbar(ks, grouped.mean().to_numpy(), yerr=grouped.std(ddof=0).to_numpy(), fmt="o-",
+                                  capsize=3, color=colour, label=f"{pretrain_mode} pre-training")
+                axis.set_xlabel("perceiver latents K (0 = concatenation + MLP projector)")
+                axis.set_title(title)
+                axis.grid(alpha=0.3)
+                axis.legend()
+            axes[0].set_ylabel("held-out accuracy, mean ± std over seeds")
+            fig.suptitle("UrbanMLLM: cross-view perceiver and interleaved pre-training")
