@@ -260,12 +260,18 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory written by 
     typer.echo(str((run_dir / rundir.REPORT_FILE).resolve()))
 
 
-@app.command(epilog="Examples: raygent tasks · raygent tasks media_player --json")
+@app.command(epilog="Examples: raygent tasks · raygent tasks media_player --json · raygent tasks mybench --read-pages")
 def tasks(
     web_app: str | None = typer.Argument(None, help="One app of the novel-software suite (default: all)."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    read_pages: bool = typer.Option(
+        False,
+        "--read-pages",
+        help="Open the page of each template that reads its goal from its page (Chromium, seed 0) to show it.",
+    ),
 ) -> None:
     """List the web apps' task templates: id, difficulty (1 atomic, 2 composed, 3 long) and the instruction."""
+    import inspect
     from importlib.metadata import entry_points
 
     # The apps come from the installed packages' `raygent.apps` entry points (the suite's five and any others'),
@@ -278,7 +284,11 @@ def tasks(
         loaded = found[name].load()
         loaded = loaded() if callable(loaded) else loaded
         for web in loaded if isinstance(loaded, list | tuple) else [loaded]:
-            rows.extend(web.describe_tasks())
+            describe = web.describe_tasks
+            pages = read_pages and "read_pages" in inspect.signature(describe).parameters
+            rows.extend(describe(read_pages=True) if pages else describe())
+    for row in rows:  # another package's describe_tasks may give none
+        row["example"] = row.get("example") or "(no example instruction)"
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return

@@ -6,9 +6,12 @@ disabled element, an unknown option, a refused URL — raises `ActionError`, whi
 next observation's `last_action_error`. Anything else (the browser died) propagates as Playwright's error.
 
 Clicks on an element (`click(12)`, `left_double(12)`, `right_single(12)`) first hit-test it as a person would
-see it: a disabled element, or one covered by another element at its centre and four inner points, is refused
-at once with an `ActionError` naming what covers it (Playwright would wait out the action timeout); when only
-the centre is covered, the click goes to an uncovered point.
+see it: a disabled element is refused at once; one covered by another element at its centre and four inner
+points waits, as a person's click would, while it or its cover is moving or animating (items sliding out from a
+button, an overlay fading away), up to the action timeout, and is then refused with an `ActionError` naming what
+covers it ("still covered ... after N ms"); a cover that stands still (`ActionSettings.cover_still_ms`, 100 ms)
+is refused then, not after the timeout (Playwright would wait it out). When only the centre is covered, the
+click goes to an uncovered point.
 
 Element forms: `type(12, "x")` replaces the value of an input or textarea (a range input is set), picks the
 option of a select, and otherwise focuses the element and types at its caret; clicking an `option` of a
@@ -51,14 +54,12 @@ class ActionError(Exception):
     """The action could not be carried out; the message is shown to the agent."""
 
 
-HIT_TEST = """(e) => {
+HIT_TEST = """async (e, o) => {
   const disabled = e.matches(":disabled") || e.getAttribute("aria-disabled") === "true";
   if (disabled) return {state: "disabled"};
   // As Playwright does before a click: scroll the element (and any scrolled container) into view if needed.
   if (typeof e.scrollIntoViewIfNeeded === "function") e.scrollIntoViewIfNeeded(true);
   else e.scrollIntoView({block: "nearest", inline: "nearest"});
-  const r = e.getBoundingClientRect();
-  if (r.width === 0 || r.height === 0) return {state: "unknown"};
   const within = (hit) => {
     for (let node = hit; node; node = node.parentElement || (node.getRootNode && node.getRootNode().host)) {
       if (node === e || (node.tagName === "LABEL" && node.control === e)) return true;
@@ -74,30 +75,71 @@ HIT_TEST = """(e) => {
     }
     return hit;
   };
-  let cover = null, tried = 0;
-  for (const [fx, fy] of [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]]) {
-    const x = r.left + r.width * fx, y = r.top + r.height * fy;
-    if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) continue;
-    tried += 1;
-    const hit = deepest(x, y);
-    if (within(hit)) return fx === 0.5 && fy === 0.5 ? {state: "ok"} : {state: "ok", x: x - r.left, y: y - r.top};
-    cover = cover || hit;
+  const probe = () => {
+    const r = e.getBoundingClientRect();
+    const at = [r.left, r.top, r.width, r.height].join();
+    if (r.width === 0 || r.height === 0) return {state: "unknown", at};
+    let cover = null, tried = 0;
+    for (const [fx, fy] of [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]]) {
+      const x = r.left + r.width * fx, y = r.top + r.height * fy;
+      if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) continue;
+      tried += 1;
+      const hit = deepest(x, y);
+      if (!within(hit)) { cover = cover || hit; continue; }
+      return fx === 0.5 && fy === 0.5 ? {state: "ok", at} : {state: "ok", at, x: x - r.left, y: y - r.top};
+    }
+    if (!tried || !cover) return {state: "unknown", at};
+    const c = cover.getBoundingClientRect();
+    return {state: "covered", at: at + "|" + [c.left, c.top, c.width, c.height].join(), cover};
+  };
+  // Something about the target or its cover is animating (a CSS transition or animation, Web Animations) and
+  // will end: a finite running animation on either, or on an element holding either or inside either.
+  let cover = null;
+  const related = (t) => t && (t.contains(e) || e.contains(t) || (cover && (t.contains(cover) || cover.contains(t))));
+  const animating = () => document.getAnimations().some((a) => a.playState === "running" && a.effect
+    && a.effect.getComputedTiming().endTime !== Infinity && related(a.effect.target));
+  const frame = () => new Promise((done) => { requestAnimationFrame(() => done()); setTimeout(done, 50); });
+  const timeout = (o && o.timeoutMs) || 0, quiet = (o && o.quietMs) || 0, began = performance.now();
+  let found = probe(), still = began, previous = null;
+  for (;;) {
+    const now = performance.now(), waited = Math.round(now - began);
+    cover = found.cover || null;
+    if (found.state !== "covered") {
+      // A point off the centre is only worth keeping once the element has stopped moving.
+      if (!("x" in found) || found.at === previous || now - began >= timeout) {
+        delete found.at;
+        return Object.assign(found, {waited});
+      }
+    } else {
+      if (found.at !== previous || animating()) still = now;
+      if (now - still >= quiet || now - began >= timeout) {
+        const name = (cover.getAttribute("aria-label") || cover.textContent || "").replace(/\\s+/g, " ").trim();
+        const classes = typeof cover.className === "string" ? cover.className.trim().split(/\\s+/).filter(Boolean) : [];
+        const by = "<" + cover.tagName.toLowerCase() + (cover.id ? "#" + cover.id : "")
+          + classes.map((c) => "." + c).join("") + ">" + (name ? " \\"" + name.slice(0, 60) + "\\"" : "");
+        return {state: "covered", by, waited, settled: now - still >= quiet};
+      }
+    }
+    previous = found.at;
+    await frame();
+    found = probe();
   }
-  if (!tried || !cover) return {state: "unknown"};
-  const name = (cover.getAttribute("aria-label") || cover.textContent || "").replace(/\\s+/g, " ").trim();
-  const classes = typeof cover.className === "string" ? cover.className.trim().split(/\\s+/).filter(Boolean) : [];
-  const what = "<" + cover.tagName.toLowerCase() + (cover.id ? "#" + cover.id : "")
-    + classes.map((c) => "." + c).join("") + ">" + (name ? " \\"" + name.slice(0, 60) + "\\"" : "");
-  return {state: "covered", by: what};
 }"""
-"""Evaluated on an element before a click: `ok` (with a point inside the element when its centre is covered),
-`disabled`, `covered` (`by`: what covers it) or `unknown` (not laid out or off-screen: Playwright decides)."""
+"""Evaluated on an element before a click, with `{timeoutMs, quietMs}`: `ok` (with a point inside the element
+when its centre is covered, kept once the element stands still), `disabled`, `covered` (`by`: what covers it;
+`settled`: the cover stood still for `quietMs`, else it was still moving at `timeoutMs`) or `unknown` (not laid
+out or off-screen: Playwright decides); `waited`: the milliseconds it took. A covered element is probed again
+every animation frame while it, its cover or an element holding either moves or runs a finite animation (items
+sliding out, an overlay fading away), up to `timeoutMs`."""
 
 
 @dataclass(frozen=True)
 class ActionSettings:
     action_timeout_ms: float = 3000
-    """How long an element action waits for its element to become actionable."""
+    """How long an element action waits for its element to become actionable (a click: for a moving cover too)."""
+    cover_still_ms: float = 100
+    """How long what covers a click's element must stand still (neither it nor the element moving or animating)
+    for the click to be refused before `action_timeout_ms`; 0 refuses a covered element at once."""
     navigation_timeout_ms: float = 15000
     wait_s: float = 1.0
     """What `wait()` waits."""
@@ -154,9 +196,9 @@ class ActionExecutor:
         self._handlers: dict[type[Action], Callable[[Any, Any], None]] = {
             ClickAction: self._click_element,
             ClickPoint: lambda page, a: page.mouse.click(*self._point(page, a.x, a.y)),
-            DoubleClickElement: lambda page, a: self._clickable(page, a).dblclick(timeout=self._timeout),
+            DoubleClickElement: lambda page, a: self._clickable(page, a).dblclick(),
             DoubleClickPoint: lambda page, a: page.mouse.dblclick(*self._point(page, a.x, a.y)),
-            RightClickElement: lambda page, a: self._clickable(page, a).click(button="right", timeout=self._timeout),
+            RightClickElement: lambda page, a: self._clickable(page, a).click(button="right"),
             RightClickPoint: lambda page, a: page.mouse.click(*self._point(page, a.x, a.y), button="right"),
             DragAction: self._drag,
             TypeAction: self._type_element,
@@ -207,24 +249,32 @@ class ActionExecutor:
             select = locator.locator("xpath=ancestor::select[1]")
             select.select_option(value=option, timeout=self._timeout)
             return
-        self._clickable(page, action, locator).click(timeout=self._timeout)
+        self._clickable(page, action, locator).click()
 
-    def _clickable(self, page: Any, action: Any, locator: Any = None) -> Any:
-        """The element of a click action, hit-tested (`HIT_TEST`): `ActionError` at once when it is disabled or
-        covered; a locator-like object whose clicks go to an uncovered point when its centre is covered."""
+    def _clickable(self, page: Any, action: Any, locator: Any = None) -> _Clickable:
+        """The element of a click action, hit-tested (`HIT_TEST`): `ActionError` at once when it is disabled; while
+        it is covered and it or its cover moves, the hit test waits (up to the action timeout) for the cover to go;
+        `ActionError` when a cover stands still or outlasts the timeout. Clicks on the returned object go to an
+        uncovered point when the centre is covered and have what is left of the action timeout."""
         locator = locator if locator is not None else self._element(page, action.element)
-        found = locator.evaluate(HIT_TEST)
+        found = locator.evaluate(HIT_TEST, {"timeoutMs": self._timeout, "quietMs": self.settings.cover_still_ms})
         state = found.get("state") if isinstance(found, dict) else "unknown"
+        waited = float(found.get("waited") or 0) if isinstance(found, dict) else 0.0
         if state == "disabled":
             raise ActionError(f"{action.render()}: element [{action.element}] is disabled")
         if state == "covered":
+            by = found.get("by", "another element")
+            if found.get("settled", True):
+                raise ActionError(
+                    f"{action.render()}: element [{action.element}] is covered by {by}"
+                    " (it cannot be clicked now; close or move what covers it)"
+                )
             raise ActionError(
-                f"{action.render()}: element [{action.element}] is covered by {found.get('by', 'another element')}"
-                " (it cannot be clicked now; close or move what covers it)"
+                f"{action.render()}: element [{action.element}] is still covered by {by} after {waited:.0f} ms"
+                " (the page was still moving; wait() for it to settle, or close what covers it)"
             )
-        if state == "ok" and "x" in found:
-            return _AtPoint(locator, {"x": float(found["x"]), "y": float(found["y"])})
-        return locator
+        position = {"x": float(found["x"]), "y": float(found["y"])} if state == "ok" and "x" in found else None
+        return _Clickable(locator, position, max(self._timeout - waited, min(self._timeout, 500.0)))
 
     def _drag(self, page: Any, action: DragAction) -> None:
         start, end = self._point(page, action.x1, action.y1), self._point(page, action.x2, action.y2)
@@ -303,17 +353,22 @@ class ActionExecutor:
             raise ActionError("go_back(): there is no previous page")
 
 
-class _AtPoint:
-    """A locator whose clicks land at `position` (relative to the element's box) instead of its centre."""
+class _Clickable:
+    """A click action's hit-tested element: its clicks land at `position` (relative to the element's box; None:
+    its centre) within `timeout_ms`."""
 
-    def __init__(self, locator: Any, position: dict[str, float]) -> None:
-        self.locator, self.position = locator, position
+    def __init__(self, locator: Any, position: dict[str, float] | None, timeout_ms: float) -> None:
+        self.locator, self.position, self.timeout_ms = locator, position, timeout_ms
+
+    def _options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        options = {"timeout": self.timeout_ms, **kwargs}
+        return {**options, "position": self.position} if self.position is not None else options
 
     def click(self, **kwargs: Any) -> None:
-        self.locator.click(position=self.position, **kwargs)
+        self.locator.click(**self._options(kwargs))
 
     def dblclick(self, **kwargs: Any) -> None:
-        self.locator.dblclick(position=self.position, **kwargs)
+        self.locator.dblclick(**self._options(kwargs))
 
 
 def settle(page: Any, timeout_ms: float) -> None:

@@ -41,8 +41,9 @@ INIT_SCRIPT = """
 })();
 """
 
-DEFAULT_LIMITS: dict[str, int] = {"maxChars": 12000, "maxTextChars": 240, "maxTextTotal": 6000}
-"""Observation size limits (characters): the whole text, one text line or value, all plain text together."""
+DEFAULT_LIMITS: dict[str, int] = {"maxChars": 12000, "maxTextChars": 240, "maxTextTotal": 6000, "maxShapes": 60}
+"""Observation size limits: characters of the whole text, of one text line or value, of all plain text together;
+lines of SVG shapes without handlers."""
 
 
 def observe(page: Any, **limits: int) -> str:

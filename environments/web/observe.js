@@ -4,12 +4,18 @@
 // gets `data-rg-id="N"` (N from 1, document order), stale marks are removed, and the text lists one element per
 // line, indented two spaces per tree level. Structural containers (dialogs, menus, lists, toolbars, ...) and
 // visible text get lines without ids. SVG is walked too: a shape or group with a click handler, a role, a
-// tabindex or a link gets an id (its name from aria-label, a <title> child or its text) and its box. A form
+// tabindex or a link gets an id (its name from aria-label, a <title> child or its text) and its box; a shape
+// (circle, ellipse, rect, polygon, polyline, path, line, text) also says what it looks like: `shape=<tag>
+// fill=<colour> size=<w>x<h>` (a colour keyword the page wrote, else a common colour's name, else #rrggbb; CSS
+// px), and the shapes of a drawing (an <svg> of at least 48x48 px) without handlers get lines without ids
+// (`img "<title>" shape=... box=...`, at most maxShapes of them), so an agent reading text can tell a large
+// red circle from a small blue square. A form
 // control with no label, aria name, placeholder or title is named by the short text just before it (after it,
 // for a checkbox or radio), as a person reads "Name [____]". `options`: maxChars (whole text), maxTextChars
-// (one text line or value), maxTextTotal (all text lines together; the rest is summarized in one line).
+// (one text line or value), maxTextTotal (all text lines together; the rest is summarized in one line),
+// maxShapes (lines of shapes without handlers).
 (options) => {
-  const opts = Object.assign({maxChars: 12000, maxTextChars: 240, maxTextTotal: 6000}, options || {});
+  const opts = Object.assign({maxChars: 12000, maxTextChars: 240, maxTextTotal: 6000, maxShapes: 60}, options || {});
   const ACTIONABLE = new Set([
     "link", "button", "textbox", "searchbox", "checkbox", "radio", "slider", "spinbutton", "combobox",
     "listbox", "option", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "switch", "canvas",
@@ -54,6 +60,78 @@
     "[onclick],[data-rg-click],h1,h2,h3,h4,h5,h6,ul,ol,li,table,dialog,nav,main,form,progress,img,details,summary";
 
   for (const old of document.querySelectorAll("[data-rg-id]")) old.removeAttribute("data-rg-id");
+
+  // SVG shapes: what they look like, and which elements hold a drawing's shapes (so the walk goes into them).
+  const SHAPE_TAGS = new Set(["circle", "ellipse", "rect", "polygon", "polyline", "path", "line", "text"]);
+  const DRAWING_MIN_PX = 48;
+  const COLOUR_NAMES = {
+    "#000000": "black", "#ffffff": "white", "#ff0000": "red", "#008000": "green", "#00ff00": "lime",
+    "#0000ff": "blue", "#ffff00": "yellow", "#00ffff": "cyan", "#ff00ff": "magenta", "#808080": "gray",
+    "#c0c0c0": "silver", "#800000": "maroon", "#800080": "purple", "#808000": "olive", "#000080": "navy",
+    "#008080": "teal", "#ffa500": "orange", "#ffc0cb": "pink", "#a52a2a": "brown", "#ffd700": "gold",
+    "#4b0082": "indigo", "#ee82ee": "violet",
+  };
+  const isShape = (el) => el instanceof SVGElement && SHAPE_TAGS.has(el.tagName);
+  const drawingOf = (el) => {
+    let svg = el.ownerSVGElement;
+    while (svg && svg.ownerSVGElement) svg = svg.ownerSVGElement;
+    return svg;
+  };
+  const isDrawing = (svg) => {
+    const r = svg ? svg.getBoundingClientRect() : null;
+    return !!r && r.width >= DRAWING_MIN_PX && r.height >= DRAWING_MIN_PX;
+  };
+  const holdsShapes = new Set();
+  const drawings = new Map();
+  for (const shape of document.querySelectorAll(Array.from(SHAPE_TAGS, (tag) => "svg " + tag).join(","))) {
+    const svg = drawingOf(shape);
+    if (!drawings.has(svg)) drawings.set(svg, isDrawing(svg));
+    if (!drawings.get(svg)) continue;
+    let defined = false;  // inside <defs>, <clipPath>, <symbol>, ...: never drawn as it is
+    for (let node = shape.parentElement; node && node !== svg && !defined; node = node.parentElement) {
+      defined = SKIP_TAGS.has(node.tagName);
+    }
+    if (defined) continue;
+    for (let node = shape.parentElement; node && !holdsShapes.has(node); node = node.parentElement) {
+      holdsShapes.add(node);
+    }
+  }
+  let paintProbe = null;
+  const hexOf = (colour) => {  // a CSS colour as #rrggbb (or rgba(...) when not opaque), as a canvas writes it
+    paintProbe = paintProbe || document.createElement("canvas").getContext("2d");
+    if (!paintProbe) return colour;
+    paintProbe.fillStyle = "#000000";
+    paintProbe.fillStyle = colour;
+    return String(paintProbe.fillStyle);
+  };
+  function paintOf(el, property) {
+    const computed = getComputedStyle(el)[property] || "none";
+    if (computed === "none") return "none";
+    const ref = /^url\(["']?#([^"')]+)["']?\)/.exec(computed);
+    if (ref) {
+      const target = document.getElementById(ref[1]);
+      return target && /gradient/i.test(target.tagName) ? "gradient" : "pattern";
+    }
+    const hex = hexOf(computed);
+    if (/^rgba\(.*,\s*0\)$/.test(hex)) return "transparent";
+    const written = (el.style.getPropertyValue(property) || el.getAttribute(property) || "").trim().toLowerCase();
+    if (/^[a-z]+$/.test(written) && hexOf(written) === hex) return written;
+    return COLOUR_NAMES[hex] || hex.replace(/\s+/g, "");
+  }
+  function shapeOf(el) {
+    const tag = el.tagName;
+    const fill = paintOf(el, "fill");
+    let text = `shape=${tag}`;
+    if (tag !== "line") text += ` fill=${fill}`;
+    if (tag === "line" || fill === "none" || fill === "transparent") {
+      const stroke = paintOf(el, "stroke");
+      if (stroke !== "none") text += ` stroke=${stroke}`;
+    }
+    const r = el.getBoundingClientRect();
+    return `${text} size=${Math.round(r.width)}x${Math.round(r.height)}`;
+  }
+  let shapesShown = 0;
+  let shapesDropped = 0;
 
   function roleOf(el) {
     const explicit = (el.getAttribute("role") || "").trim().split(/\s+/)[0];
@@ -222,10 +300,11 @@
   }
 
   function walk(el, depth) {
-    if (SKIP_TAGS.has(el.tagName) || !visible(el)) return;
+    // The body is walked even when it has no height of its own (a page of absolutely positioned elements).
+    if (SKIP_TAGS.has(el.tagName) || (el !== document.body && !visible(el))) return;
     const role = roleOf(el);
     const pad = "  ".repeat(depth);
-    const nested = el.querySelector(INTERESTING) !== null;
+    const nested = el.querySelector(INTERESTING) !== null || holdsShapes.has(el);
     if (isActionable(el, role)) {
       const id = nextId++;
       el.setAttribute("data-rg-id", String(id));
@@ -236,9 +315,21 @@
       if (value !== null && value !== undefined) line += ` value=${quote(clip(String(value), opts.maxTextChars * 2))}`;
       const flags = flagsOf(el, role);
       if (flags.length) line += " " + flags.join(" ");
+      if (isShape(el)) line += " " + shapeOf(el);
       if (role === "canvas" || isSvg(el)) line += " " + boxOf(el);
       lines.push(line);
       if (container || el.tagName === "SELECT") emitChildren(el, depth + 1);
+      return;
+    }
+    if (!role && isShape(el) && drawings.get(drawingOf(el))) {  // a drawing's shape without a handler
+      if (shapesShown >= opts.maxShapes) {
+        shapesDropped += 1;
+        return;
+      }
+      shapesShown += 1;
+      const tag = el.tagName;
+      const name = tag === "text" ? clip(squash(el.textContent), opts.maxTextChars) : nameOf(el, "img");
+      lines.push(`${pad}${tag === "text" ? "text" : "img"} ${quote(name)} ${shapeOf(el)} ${boxOf(el)}`);
       return;
     }
     if (!role && !nested) {
@@ -254,6 +345,7 @@
       const value = valueOf(el, role);
       if (value !== null && value !== undefined) line += ` value=${quote(String(value))}`;
       if (flags.length) line += " " + flags.join(" ");
+      if (isShape(el)) line += ` ${shapeOf(el)} ${boxOf(el)}`;
       lines.push(line);
       childDepth = depth + 1;
       if (TEXT_ROLES.has(role) && !nested) return;
@@ -263,6 +355,7 @@
 
   if (document.body) walk(document.body, 0);
   if (textDropped) lines.push(`text ${quote(`… ${textDropped} more characters of text not shown`)}`);
+  if (shapesDropped) lines.push(`text ${quote(`… ${shapesDropped} more shapes not shown`)}`);
   let text = lines.join("\n");
   if (text.length > opts.maxChars) {
     text = text.slice(0, text.lastIndexOf("\n", opts.maxChars)) + `\ntext ${quote("… observation truncated")}`;

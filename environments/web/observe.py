@@ -7,6 +7,8 @@ The format, one element per line, indented two spaces per tree level:
     [14] checkbox "Bold" checked
     [15] menuitem "Export…" disabled
     [16] canvas "Drawing" box=(120,80,880,900)
+    [17] generic "" shape=circle fill=red size=40x40 box=(150,200,181,255)
+    img "" shape=rect fill=#1e90ff size=20x20 box=(300,200,315,227)
     text "Untitled document — 3 words"
 
 - `[N]` is the element id the agent's actions use (`click(12)`, `type(13, "x")`); only elements an agent can
@@ -16,7 +18,12 @@ The format, one element per line, indented two spaces per tree level:
 - The role is the ARIA role (explicit or implicit), the name the accessible name in double quotes (JSON
   escaped). Flags: `value="..."`, `checked`, `selected`, `expanded`, `disabled`, `focused`.
 - A canvas line ends with its `box=(x1,y1,x2,y2)` on the 0–1000 grid of the coordinate actions, so a text-only
-  agent can click or drag inside it.
+  agent can click or drag inside it; so does an SVG element's.
+- An SVG shape (circle, ellipse, rect, polygon, polyline, path, line, text) says what it looks like, labelled or
+  not: `shape=<tag> fill=<colour> size=<w>x<h>` (the colour keyword the page wrote, else a common colour's name,
+  else `#rrggbb`; `none`, `transparent`, `gradient` or `pattern`; a line, or a shape without fill, adds its
+  `stroke=`; the size in CSS pixels). A drawing's shapes without handlers (an `<svg>` of at least 48×48 px, so
+  not an icon) get lines without ids, `img "<title>" ...` (`text "q" ...` for its text), at most `maxShapes`.
 - Lines without an id are visible text or structural landmarks (dialogs, menus, lists, headings, ...) that give
   context; long text is cut, and the whole text has a size limit (`dom.DEFAULT_LIMITS`).
 
@@ -35,6 +42,8 @@ _QUOTED = r'"(?:[^"\\]|\\.)*"'
 _LINE = re.compile(rf"^(?P<indent> *)(?:\[(?P<id>\d+)\] )?(?P<role>[\w-]+)(?: (?P<name>{_QUOTED}))?(?P<rest>.*)$")
 _VALUE = re.compile(rf"value=({_QUOTED})")
 _BOX = re.compile(r"box=\((\d+),(\d+),(\d+),(\d+)\)")
+_SHAPE = re.compile(r"(?:^| )shape=(\w+)")
+_FILL = re.compile(r"(?:^| )fill=(\S+)")
 _FLAGS = ("checked", "selected", "expanded", "disabled", "focused")
 MODAL_ROLES = ("dialog", "alertdialog")
 MENU_BARS = ("menubar", "navigation", "toolbar")
@@ -54,7 +63,11 @@ class Element:
     value: str | None = None
     flags: frozenset[str] = field(default_factory=frozenset)
     box: tuple[int, int, int, int] | None = None
-    """A canvas's bounds on the 0–1000 grid."""
+    """A canvas's or an SVG element's bounds on the 0–1000 grid."""
+    shape: str | None = None
+    """An SVG shape's tag (`circle`, `rect`, ...)."""
+    fill: str | None = None
+    """An SVG shape's fill colour as the observation names it (`red`, `#1e90ff`, `none`)."""
 
 
 def parse(text: str) -> list[Element]:
@@ -68,6 +81,7 @@ def parse(text: str) -> list[Element]:
         value_match = _VALUE.search(rest)
         rest_without_value = _VALUE.sub("", rest)
         box = _BOX.search(rest_without_value)
+        shape, fill = _SHAPE.search(rest_without_value), _FILL.search(rest_without_value)
         elements.append(
             Element(
                 id=int(match["id"]) if match["id"] else None,
@@ -77,6 +91,8 @@ def parse(text: str) -> list[Element]:
                 value=json.loads(value_match.group(1)) if value_match else None,
                 flags=frozenset(f for f in _FLAGS if re.search(rf"\b{f}\b", rest_without_value)),
                 box=(int(box[1]), int(box[2]), int(box[3]), int(box[4])) if box else None,
+                shape=shape[1] if shape else None,
+                fill=fill[1] if fill else None,
             )
         )
     return elements

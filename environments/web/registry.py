@@ -72,15 +72,55 @@ class WebApp(BaseModel):
         """This app's page for `ui_seed` (relative to the suite's server unless absolute)."""
         return self.url.format(app=self.name, ui_seed=ui_seed)
 
-    def describe_tasks(self) -> list[dict[str, Any]]:
-        """One row per template: `app`, `template`, `difficulty` and an example instruction (seed 0); what
-        `raygent tasks` prints (a template whose page holds its goal shows its class docstring's first line)."""
+    def describe_tasks(self, read_pages: bool = False) -> list[dict[str, Any]]:
+        """One row per template: `app`, `template`, `difficulty`, an example instruction (seed 0) and
+        `goal_from_page`; what `raygent tasks` prints. A template whose page holds its goal (its contract has a
+        `goal` and its `goal(params)` is empty) shows its class docstring's first line and `PAGE_GOAL`, or, with
+        `read_pages`, the goal its page shows at reset (task `<app>/<template>/0`, one Chromium for the app).
+        The example is never empty."""
         rows = []
-        for template, cls in load_app(self.name).items():
-            task = cls()
-            example = task.goal(task.sample(random.Random(0))) or (cls.__doc__ or "").strip().split("\n")[0]
-            rows.append({"app": self.name, "template": template, "difficulty": cls.difficulty, "example": example})
+        env: Any = None
+        try:
+            for template, cls in load_app(self.name).items():
+                task = cls()
+                example = task.goal(task.sample(random.Random(0)))
+                from_page = not example and (cls.contract or self.contract).goal is not None
+                if from_page and read_pages:
+                    if env is None:
+                        from raygent.environments.web.env import BrowserEnv
+
+                        env = BrowserEnv(app=self.name, reset_retries=0)
+                    example = _goal_at_reset(env, f"{self.name}/{template}/0")
+                if not example:
+                    doc = (cls.__doc__ or "").strip().split("\n")[0].strip()
+                    example = f"{doc} {PAGE_GOAL}".strip() if from_page else doc or "(no instruction)"
+                rows.append(
+                    {
+                        "app": self.name,
+                        "template": template,
+                        "difficulty": cls.difficulty,
+                        "example": example,
+                        "goal_from_page": from_page,
+                    }
+                )
+        finally:
+            if env is not None:
+                env.close()
         return rows
+
+
+PAGE_GOAL = "(goal read from the page at reset)"
+"""What `describe_tasks` says of a template whose page holds its goal, when it does not open the page."""
+
+
+def _goal_at_reset(env: Any, task_id: str) -> str:
+    """The goal `env` reads from the page of `task_id` at reset, or why it could not (never empty)."""
+    try:
+        observation, _ = env.reset(options={"task": task_id})
+    except Exception as error:  # a listing reports a page that does not open; it does not stop
+        reason = str(error).strip().splitlines()[0][:160] if str(error).strip() else type(error).__name__
+        return f"{PAGE_GOAL[:-1]}; the page did not open: {reason})"
+    return str(observation["goal"]).strip() or "(the page shows no goal at reset)"
 
 
 def builtin_app(name: str) -> WebApp:

@@ -5,7 +5,8 @@ serves `environments/web/apps/<app>/...` (only web asset types: never the apps' 
 checkers and solvers) and renders `GET /<app>/ui.json?seed=N` from the app's commands (`registry.app_commands`)
 with `randomize`. Other sites (the documentation site) mount themselves with `add_route(prefix, handler)`, and
 `add_static(prefix, directory)` serves a directory (a registered app's `static_dir`, an external benchmark's
-pages) with the same rule on file types.
+pages) with the same rule on file types. Web fonts (`.woff`, `.woff2`, `.ttf`, `.otf`, `.eot`) are web files too,
+sent with their registered types (`CONTENT_TYPES`: `font/woff`, ...) whatever the host's `mimetypes` tables say.
 
 `shared_server()` is the one server of this process, started on first use; every `BrowserEnv` in the process
 points its pages at it.
@@ -29,8 +30,17 @@ from raygent.environments.web.ui import UISpec, randomize
 
 APPS_DIR = Path(__file__).resolve().parent / "apps"
 HOST = "127.0.0.1"
+CONTENT_TYPES = {
+    ".woff": "font/woff",
+    ".woff2": "font/woff2",
+    ".ttf": "font/ttf",
+    ".otf": "font/otf",
+    ".eot": "application/vnd.ms-fontobject",
+}
+"""Types given explicitly (a host's `mimetypes` may lack them); any other served file's type is `mimetypes`'."""
 SERVED_SUFFIXES = frozenset(
     {".html", ".js", ".mjs", ".css", ".json", ".svg", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".txt", ".vtt", ".ico"}
+    | CONTENT_TYPES.keys()
 )
 
 Response = tuple[int, str, bytes]
@@ -45,6 +55,15 @@ def ui_spec(app: str, seed: int) -> UISpec:
     if not app.isidentifier():
         raise KeyError(app)
     return randomize(app, app_commands(app), seed)
+
+
+def content_type(name: str) -> str:
+    """The `Content-Type` of a served file: `CONTENT_TYPES`, else `mimetypes`' guess; text in UTF-8."""
+    suffix = Path(name).suffix.lower()
+    kind = CONTENT_TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
+    if kind.startswith("text/") or kind.endswith(("javascript", "json")):
+        kind += "; charset=utf-8"
+    return kind
 
 
 def static_handler(directory: Path) -> RouteHandler:
@@ -62,10 +81,7 @@ def static_handler(directory: Path) -> RouteHandler:
             return HTTPStatus.NOT_FOUND, "text/plain", b"not found"
         if not target.is_file():
             return HTTPStatus.NOT_FOUND, "text/plain", b"not found"
-        content_type = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-        if content_type.startswith("text/") or content_type.endswith(("javascript", "json")):
-            content_type += "; charset=utf-8"
-        return HTTPStatus.OK, content_type, target.read_bytes()
+        return HTTPStatus.OK, content_type(target.name), target.read_bytes()
 
     return handle
 
@@ -78,6 +94,10 @@ class _Handler(SimpleHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+    def guess_type(self, path: Any) -> str:
+        known = CONTENT_TYPES.get(Path(str(path)).suffix.lower())
+        return known or str(super().guess_type(path))
 
     def end_headers(self) -> None:
         self.send_header("Cache-Control", "no-store")
