@@ -1,5 +1,8 @@
-"""An example single-turn task: one-digit sums ("What is 3 + 5?"). The `single_turn` job's default task and the
-task of `bench/learning_vs_trl.py`; `docs/single-turn.md` shows it as the ten lines a task takes.
+"""Example single-turn tasks: one-digit sums ("What is 3 + 5?"), the `single_turn` job's default task and the task
+of `bench/learning_vs_trl.py` (`docs/single-turn.md` shows it as the ten lines a task takes); and the larger of two
+two-digit numbers, the bench's second task (`--task larger --completion-tokens 32`), added after the recipe was
+settled on sums as a check on a task it was not tuned on. SmolLM2 answers 0.47–0.55 of 64 held-out comparisons
+within 32 greedy tokens (0.02–0.09 within 16: it restates both numbers first).
 
 SmolLM2-135M-Instruct answers about a third of them within 16 greedy tokens: it knows the sums, but often
 explains the addition instead of giving it and runs out of tokens ("To add 8 and 3, you simply add them
@@ -36,3 +39,23 @@ def last_number_is_answer(completion: str, task: Task) -> float:
     (no integer, a wrong one, or an explanation cut off before the result)."""
     numbers = re.findall(r"-?\d+", completion)
     return float(bool(numbers) and int(numbers[-1]) == task.params["answer"])
+
+
+def two_digit_larger(split: str, seed: int, n: int) -> list[Task]:
+    """`n` questions "Which is larger, A or B?" with distinct two-digit A and B, drawn by `seed`; a pair is held out
+    (`heldout` split) when (A + 2B) mod 7 = 0."""
+    rng = random.Random(seed)
+    tasks: list[Task] = []
+    while len(tasks) < n:
+        a, b = rng.sample(range(10, 100), 2)
+        if ((a + 2 * b) % 7 == 0) == (split == "heldout"):
+            tasks.append(
+                Task(
+                    id=f"larger:{a},{b}",
+                    env="single_turn",
+                    instruction=f"Which is larger, {a} or {b}?",
+                    params={"answer": max(a, b)},
+                )
+            )
+    return tasks
+
