@@ -7,6 +7,9 @@ Each variant is the recipe (`SMOLLM2_OVERRIDES`) with the overrides of `VARIANTS
 a bench stopped part-way holds whole seeds. With `--keep DIR` a run whose `summary.json` is already there is read,
 not rerun: the bench resumes where it stopped.
 
+Measured 2026-12-07 (docs/architecture.md, "The small-model recipe"): the run-to-run spread of one config on one
+seed (0.396) is larger than any part's effect at this budget.
+
 Per run: `seed=S variant=V sft=… grpo=… gain=… minutes=…` and the per-template counts. Then a table (gain mean ±
 population standard deviation over seeds, minutes a run). Last line: `<variant>_gain=…` for every variant, then
 `seeds=N`.
@@ -29,7 +32,8 @@ VARIANTS: dict[str, list[str]] = {
     "no_dynamic_sampling": ["rollout.dynamic_sampling=null"],
     # the task stream as it comes, every template whatever its running success
     "no_gate": ["tasks.source=raygent.platform.rl.tasks:StaticSource", "tasks.kwargs={}"],
-    "no_warmup": ["learner.schedule={warmup_steps: 0}"],
+    # a warm-up of 3 steps (the recipe has none: its former `warmup_steps: 1` was a no-op, see grpo_toy.py)
+    "warmup": ["learner.schedule={warmup_steps: 3}"],
     # every weight trains, at a tenth of LoRA's rates (full fine-tuning's usual ratio)
     "full_finetune": ["learner.lora=null", "learner.lr=0.00002", "sft.lr=0.00005"],
 }

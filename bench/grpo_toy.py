@@ -10,7 +10,7 @@ run (the issue's limit: 10 minutes on 2 cores; claim: gain ≥ 0.15). `gain_sd` 
 deviation of the per-seed gains (0 with one seed).
 
 `--smollm2` runs the job on the pretrained SmolLM2-135M-Instruct preset with `SMOLLM2_OVERRIDES`: the small-model
-recipe (LoRA, bf16, dynamic sampling, the admission gate, warm-up; fewer steps, to fit 12 minutes on 2 cores).
+recipe (LoRA, bf16, dynamic sampling, the admission gate; fewer steps, to fit 12 minutes on 2 cores).
 `--zero-shot` first evaluates
 the initial model of each seed without training (`sft.steps=0 trainer.steps=0`, a separate run, not counted in
 `minutes`) and adds `zero_shot_success=…` to the last line.
@@ -43,9 +43,9 @@ SMOLLM2_OVERRIDES = [
     "sft.batch_tasks=8",
     "sft.lr=0.0005",
     # GRPO: 4 groups of 8 with reward variance a step (dynamic sampling, at most 2 draws), on the templates whose
-    # running success is in the 20-80 % band (the admission gate), one warm-up step
+    # running success is in the 20-80 % band (the admission gate). (Until 2026-12-07 it also set
+    # `learner.schedule={warmup_steps: 1}`, which is no warm-up: step 0 of a 1-step warm-up gets the full rate.)
     "learner.lr=0.0002",
-    "learner.schedule={warmup_steps: 1}",
     "rollout.dynamic_sampling={max_draws: 2}",
     "tasks.source=raygent.platform.rl.tasks:AdmissionGate",
     "tasks.kwargs={min_outcomes: 8, window: 32}",
