@@ -298,6 +298,28 @@ def tasks(
     console.print(table)
 
 
+@app.command(epilog="Examples: raygent envs · raygent envs --json")
+def envs(as_json: bool = typer.Option(False, "--json", help="Machine-readable output (the specs).")) -> None:
+    """List the registered environments (entry point group raygent.envs): name, task splits and one line each.
+    A run config takes one by name: env: {name: NAME} (keys beside the name override the spec's)."""
+    from raygent.platform.envs import EnvRegistryError, registered_envs
+
+    try:
+        specs = list(registered_envs().values())
+    except EnvRegistryError as exc:
+        _fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps([spec.model_dump(mode="json") for spec in specs], indent=2))
+        return
+    if not specs:
+        typer.echo("no environments registered (run make setup)")
+        return
+    rows = [("environment", "splits", "description")] + [(s.name, ",".join(s.splits), s.description) for s in specs]
+    widths = [max(len(row[i]) for row in rows) for i in range(2)]
+    for name, splits, description in rows:  # one line each, never wrapped
+        typer.echo(f"{name:<{widths[0]}}  {splits:<{widths[1]}}  {description}")
+
+
 @app.command(
     epilog="Examples: raygent serve runs/grpo_toy/20261130-101500 · "
     'curl localhost:8000/v1/act -H \'Content-Type: application/json\' -d \'{"task": {"instruction": '

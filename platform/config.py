@@ -33,6 +33,7 @@ from pydantic import (
     model_validator,
 )
 
+from raygent.platform.envs import EnvRegistryError, named_env
 from raygent.platform.study import StudyParams
 
 
@@ -440,6 +441,11 @@ def validate_config(data: Mapping[str, Any], remote: bool = False) -> JobConfig:
     config_model: type[BaseModel] | None = getattr(job_class, "config_model", None)
     if config_model is not None:  # an agent recipe: its sections (policy, env, ...) sit at the top level
         sections.update({name: (f.annotation, f) for name, f in config_model.model_fields.items()})
+    if "env" in sections and isinstance(data.get("env"), Mapping):  # `env: {name: toolcalc, ...}` (platform.envs)
+        try:
+            data["env"] = named_env(data["env"])
+        except EnvRegistryError as exc:
+            raise ConfigError(str(exc)) from None
     model = create_model(f"{job_class.__name__}Config", __base__=JobConfig, **sections)
     try:
         config = model.model_validate(data, context=context)

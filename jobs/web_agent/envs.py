@@ -1,0 +1,36 @@
+"""The suite's web apps as environments of the registry (`raygent envs`; the `raygent.envs` entry point in
+pyproject.toml): one per app of the web registry (`environments/web/registry.py`: the suite's own and those of
+the `raygent.apps` entry points), as the web agent runs it: `CompactWebEnv` (`raygent/web-agent-v0`), the
+web agent's task source over that app and its scripted experts' demonstrations.
+
+They live here, not in `environments/web/`, because their task source and experts are this job's: an
+environment names no job.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+
+from raygent.environments.web.registry import ENTRY_POINT_GROUP, available_apps
+from raygent.platform.envs import EnvSpec
+
+ENV_ID = "raygent/web-agent-v0"
+"""`raygent.jobs.web_agent.env.ENV_ID`, written out: importing that module takes seconds (torch), too long for a
+listing."""
+
+
+def web_app_specs() -> list[EnvSpec]:
+    """One `EnvSpec` per web app, named after the app (`raygent tasks <app>` lists its templates)."""
+    apps = dict.fromkeys([*available_apps(), *(entry.name for entry in entry_points(group=ENTRY_POINT_GROUP))])
+    return [
+        EnvSpec(
+            name=app,
+            description=f"the {app.replace('_', ' ')} web app in Chromium: compact page text, its checker's reward",
+            id=ENV_ID,
+            registration="raygent.jobs.web_agent.env:register_envs",
+            tasks="raygent.jobs.web_agent.tasks:web_tasks",
+            demonstrations="raygent.jobs.web_agent.tasks:web_demonstrations",
+            task_kwargs={"apps": [app], "difficulties": [1]},
+        )
+        for app in apps
+    ]
