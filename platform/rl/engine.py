@@ -1,11 +1,12 @@
 """`InferenceEngine`: one inference backend (`hf` or `vllm`) as a Ray actor shared by many rollout workers.
 
-Rollout workers call `generate` concurrently; the engine gathers the requests that arrive while the backend is
-busy and serves them in one backend call, so a CPU transformers model sees one large padded batch instead of
-many small ones and vLLM sees one scheduling round (docs/design.md §3: batch generation across workers). Requests are
-merged only when their `SamplingParams` are equal and carry no seed (a seeded request is reproducible only
-alone). `load_weights` waits for the running batch, swaps the weights and bumps the version; every completion
-carries the version of the weights that generated it.
+Rollout workers call `generate` concurrently; the engine gathers the requests that arrive while the backend is busy
+and serves them in one backend call, so a CPU transformers model sees one large padded batch instead of many small
+ones and vLLM sees one scheduling round (docs/design.md §3: batch generation across workers). Requests are merged
+when their `SamplingParams` are equal but for their seeds and all or none are seeded: a backend seeds each prompt
+on its own (`SamplingParams.prompt_seeds`), so the merged call carries every prompt's seed and a seeded request
+samples the same tokens whichever requests it is batched with. `load_weights` waits for the running batch, swaps
+the weights and bumps the version; every completion carries the version of the weights that generated it.
 
 Environment variables for vLLM on CPU (`VLLM_ENABLE_V1_MULTIPROCESSING=0`, `VLLM_CPU_KVCACHE_SPACE`) are set by
 `engine_runtime_env` and passed as the actor's runtime environment.
@@ -148,19 +149,27 @@ class InferenceEngine:
     def _take_batch(self) -> list[_Request]:
         first = self._pending.pop(0)
         batch, size = [first], len(first.prompts)
-        if first.params.seed is None:
-            for request in list(self._pending):
-                if request.params == first.params and size + len(request.prompts) <= self.max_batch:
-                    self._pending.remove(request)
-                    batch.append(request)
-                    size += len(request.prompts)
+        key, seeded = first.params.unseeded(), _seeded(first.params)
+        for request in list(self._pending):
+            if (
+                request.params.unseeded() == key
+                and _seeded(request.params) == seeded
+                and size + len(request.prompts) <= self.max_batch
+            ):
+                self._pending.remove(request)
+                batch.append(request)
+                size += len(request.prompts)
         return batch
 
     async def _run(self, batch: list[_Request]) -> None:
         prompts = [prompt for request in batch for prompt in request.prompts]
+        params = batch[0].params
+        if len(batch) > 1 and _seeded(params):
+            seeds = [seed for r in batch for seed in r.params.prompt_seeds(len(r.prompts)) or ()]
+            params = params.unseeded().model_copy(update={"seeds": tuple(seeds)})
         start = time.perf_counter()
         try:
-            completions = await asyncio.to_thread(self.backend.generate, prompts, batch[0].params)
+            completions = await asyncio.to_thread(self.backend.generate, prompts, params)
         except Exception as error:  # the callers see the backend's error; the engine keeps serving
             for request in batch:
                 if not request.done.done():
@@ -175,6 +184,10 @@ class InferenceEngine:
         for request in batch:
             request.done.set_result(completions[offset : offset + len(request.prompts)])
             offset += len(request.prompts)
+
+
+def _seeded(params: SamplingParams) -> bool:
+    return params.seed is not None or params.seeds is not None
 
 
 class EngineClient:

@@ -15,6 +15,11 @@ What an episode's last `info` says: `success` (the checker's verdict; default: t
 `checker: False` when the environment has no checker (any page, SEAgent's setting): the trajectory's `success` is
 then None until a reward model judges it, and a judge's agreement is not measured against it.
 
+Sampling is seeded per episode: a request's `seed` (the trainer derives it from the run's seed, the batch, the
+group and the sample, `mix_seed`) seeds each of its turns (`mix_seed(seed, turn)`), and a backend samples each
+seeded prompt from its own generator. An episode's tokens then depend on its seed and the weights, not on which
+worker ran it or which other prompts shared the engine's batch: a run with several workers is reproducible.
+
 Token bookkeeping: each step records the exact prompt ids the engine saw and the response ids and
 log-probabilities it returned, with the engine's weight version. Environment and tool text only ever appears
 inside later prompts, so it is never a trained token.
@@ -35,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium
+import numpy as np
 from transformers import PreTrainedTokenizerBase
 
 from raygent.platform.contracts import Observation, Step, Task, Trajectory
@@ -47,13 +53,20 @@ EnvFactory = Callable[[], gymnasium.Env]
 LoopFactory = Callable[[Task, Any, LoopContext], AgentLoop]
 
 
+def mix_seed(*parts: int) -> int:
+    """A 63-bit seed from integer parts (any sign), well spread even for neighbouring parts."""
+    return int(np.random.SeedSequence([part % 2**64 for part in parts]).generate_state(2, np.uint64)[0] >> np.uint64(1))
+
+
 @dataclass(frozen=True)
 class EpisodeRequest:
-    """One episode to run: the task, the GRPO group it belongs to and its index in the group."""
+    """One episode to run: the task, the GRPO group it belongs to, its index in the group, and the seed of its
+    sampling (None: the engine's global generator)."""
 
     task: Task
     group_id: str
     index: int = 0
+    seed: int | None = None
 
 
 class EnvironmentFailure(RuntimeError):
@@ -239,7 +252,7 @@ class EpisodeRunner:
         slots = sorted(running)
         prompts = [running[index].loop.prompt().ids for index in slots]
         start = time.perf_counter()
-        completions = self.generate(prompts, self._params)
+        completions = self.generate(prompts, self._turn_params([running[index] for index in slots]))
         self.stats.generate_s += time.perf_counter() - start
         self.stats.turns += 1
         start = time.perf_counter()
@@ -279,6 +292,18 @@ class EpisodeRunner:
                     truncated=episode.truncated,
                 )
         self.stats.env_s += time.perf_counter() - start
+
+    def _turn_params(self, episodes: list[_Episode]) -> SamplingParams:
+        """The run's sampling parameters with each episode's seed for this turn, when every episode has one."""
+        seeds = [episode.request.seed for episode in episodes]
+        if self._params.greedy or any(seed is None for seed in seeds):
+            return self._params
+        turns = [
+            mix_seed(seed, len(episode.steps))
+            for seed, episode in zip(seeds, episodes, strict=True)
+            if seed is not None
+        ]
+        return self._params.unseeded().model_copy(update={"seeds": tuple(turns)})
 
     def _tool_step(
         self, episode: _Episode, seen: Observation, prompt: list[int], completion: Completion, move: ToolResult

@@ -57,7 +57,7 @@ from raygent.platform.rl.engine import start_engines
 from raygent.platform.rl.hooks import HookContext, TrainerHook, build_hooks, hook_key
 from raygent.platform.rl.learner_group import LearnerGroup
 from raygent.platform.rl.reward import JudgeStage
-from raygent.platform.rl.rollout import EpisodeRequest, RolloutWorker
+from raygent.platform.rl.rollout import EpisodeRequest, RolloutWorker, mix_seed
 from raygent.platform.rl.settings import AgentRunConfig
 from raygent.platform.rl.tasks import StaticSource, heldout_seed, make_source
 from raygent.platform.rl.weight_sync import make_weight_sync
@@ -357,11 +357,16 @@ class AgentTrainer:
             self._push_weights()
         return bool(stats)
 
-    def _requests(self, prefix: str, tasks: Sequence[Task], group_size: int) -> list[list[EpisodeRequest]]:
-        """Whole groups per worker, round robin."""
+    def _requests(self, index: int, tasks: Sequence[Task], group_size: int) -> list[list[EpisodeRequest]]:
+        """Whole groups per worker, round robin; each episode seeded from the run's seed, the batch `index`, its
+        group and its place in it (`mix_seed`), so its tokens do not depend on the worker or the engine's batch."""
         per_worker: list[list[EpisodeRequest]] = [[] for _ in self.workers]
+        seed = self.config.trainer.seed
         for number, task in enumerate(tasks):
-            group = [EpisodeRequest(task, f"{prefix}-{number}", i) for i in range(group_size)]
+            group = [
+                EpisodeRequest(task, f"b{index}-{number}", i, mix_seed(seed, index, number, i))
+                for i in range(group_size)
+            ]
             per_worker[number % len(self.workers)].extend(group)
         return per_worker
 
@@ -372,7 +377,7 @@ class AgentTrainer:
         params = params or self.config.rollout.sampling
         batch = _Batch(index, tasks, params, started=time.perf_counter(), version=self.version)
         for worker_index, requests in enumerate(
-            self._requests(f"b{index}", tasks, group_size or self.config.rollout.group_size)
+            self._requests(index, tasks, group_size or self.config.rollout.group_size)
         ):
             if requests:
                 ref = self.workers[worker_index].run.remote(requests, batch.params)

@@ -31,7 +31,13 @@ Prompt = str | Sequence[int]
 
 class SamplingParams(BaseModel):
     """How to sample one batch. `temperature == 0` is greedy decoding; `top_k == 0` and `top_p == 1` disable
-    those truncations. `seed` makes one `generate` call reproducible (the whole batch shares it)."""
+    those truncations.
+
+    Seeds are per prompt: prompt `i` of a call samples from its own generator, seeded `seeds[i]` or, with one
+    `seed`, `seed + i` (one seed for all would make the identical prompts of a GRPO group sample identical
+    responses). A seeded prompt's draws depend on its seed alone, not on which prompts share its batch, so an
+    engine may batch seeded requests from many callers and each stays reproducible (up to float rounding of the
+    batch's padding)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -42,12 +48,28 @@ class SamplingParams(BaseModel):
     stop: tuple[str, ...] = ()
     include_stop_str_in_output: bool = False
     seed: int | None = None
+    seeds: tuple[int, ...] | None = None
+    """One seed per prompt of the call (instead of `seed`)."""
 
     @model_validator(mode="after")
     def _stops_not_empty(self) -> SamplingParams:
         if any(not s for s in self.stop):
             raise ValueError("stop strings must be non-empty")
+        if self.seed is not None and self.seeds is not None:
+            raise ValueError("give seed or seeds, not both")
         return self
+
+    def prompt_seeds(self, count: int) -> list[int] | None:
+        """The seed of each of `count` prompts (None when unseeded); `seeds` must name exactly `count`."""
+        if self.seeds is not None:
+            if len(self.seeds) != count:
+                raise ValueError(f"{len(self.seeds)} seeds for {count} prompts")
+            return list(self.seeds)
+        return None if self.seed is None else [self.seed + index for index in range(count)]
+
+    def unseeded(self) -> SamplingParams:
+        """These parameters without their seeds (what requests batched together must share)."""
+        return self.model_copy(update={"seed": None, "seeds": None})
 
     @property
     def greedy(self) -> bool:

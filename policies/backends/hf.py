@@ -11,6 +11,10 @@ Departures from `model.generate`'s defaults, so that `SamplingParams` alone deci
 - The checkpoint's `generation_config.json` sampling defaults (Qwen2.5 ships top_k=20, repetition_penalty=1.05)
   are dropped when the backend takes the model; only its EOS/PAD/BOS ids are kept. vLLM does the same with
   `generation_config="vllm"`.
+- A seeded prompt (`SamplingParams.prompt_seeds`) draws from its own `torch.Generator` (`SeededSampler`, the last
+  processor: it samples each row itself and leaves `generate` a one-hot choice), so its tokens do not depend on
+  the other prompts of the call or on how they are cut into micro-batches. Unseeded prompts use torch's global
+  generator, as `generate` does.
 - Stop strings are matched on the decoded response (all of it, each step), not with transformers'
   `StopStringCriteria`, so a stop string that ends inside a token or spans several tokens is always caught.
 """
@@ -67,6 +71,20 @@ class LogprobRecorder(LogitsProcessor):
         if len(self.recorded) < steps:
             raise RuntimeError(f"recorded {len(self.recorded)} logprobs for {steps} generated tokens")
         return torch.stack(self.recorded[:steps], dim=1)
+
+
+class SeededSampler(LogitsProcessor):
+    """Samples row `i` from softmax(the warped scores) with its own generator (seeded `seeds[i]`) and returns
+    scores that keep only that token, so `generate`'s own draw from them is that token whatever its generator."""
+
+    def __init__(self, seeds: Sequence[int], device: torch.device) -> None:
+        self.generators = [torch.Generator(device=device).manual_seed(seed) for seed in seeds]
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        probs = torch.softmax(scores.float(), dim=-1)
+        chosen = torch.cat([torch.multinomial(probs[row], 1, generator=g) for row, g in enumerate(self.generators)])
+        only = torch.full_like(scores, float("-inf"))
+        return only.scatter_(1, chosen.unsqueeze(-1), 0.0)  # type: ignore[return-value]
 
 
 class StopOnText(StoppingCriteria):
@@ -153,17 +171,16 @@ class HFBackend:
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Completion]:
         """One completion per prompt, in order; prompts of similar length share a micro-batch."""
         encoded = [self.encode(prompt) for prompt in prompts]
+        seeds = params.prompt_seeds(len(encoded))
         order = sorted(range(len(encoded)), key=lambda index: -len(encoded[index]))
         results: list[Completion | None] = [None] * len(encoded)
-        with torch.random.fork_rng(devices=_cuda_devices(self.model), enabled=params.seed is not None):
-            for batch_index, start in enumerate(range(0, len(order), self.max_batch_size)):
-                if params.seed is not None:  # per micro-batch, so one batch's early stop cannot shift the next's draws
-                    torch.manual_seed(params.seed + batch_index)
-                chunk = order[start : start + self.max_batch_size]
-                for index, completion in zip(
-                    chunk, self._generate_batch([encoded[i] for i in chunk], params), strict=True
-                ):
-                    results[index] = completion
+        for start in range(0, len(order), self.max_batch_size):
+            chunk = order[start : start + self.max_batch_size]
+            chunk_seeds = None if seeds is None else [seeds[i] for i in chunk]
+            for index, completion in zip(
+                chunk, self._generate_batch([encoded[i] for i in chunk], params, chunk_seeds), strict=True
+            ):
+                results[index] = completion
         return [completion for completion in results if completion is not None]
 
     def load_weights(self, state: Mapping[str, Tensor], version: int) -> None:
@@ -180,7 +197,9 @@ class HFBackend:
             raise KeyError(f"load_weights: the model has no parameters named {result.unexpected_keys[:5]}")
         self._version = version
 
-    def _generate_batch(self, prompts: list[list[int]], params: SamplingParams) -> list[Completion]:
+    def _generate_batch(
+        self, prompts: list[list[int]], params: SamplingParams, seeds: list[int] | None
+    ) -> list[Completion]:
         device = self.model.device
         width = max(len(ids) for ids in prompts)
         input_ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
@@ -196,6 +215,8 @@ class HFBackend:
                 processors.append(TopKLogitsWarper(params.top_k))
             if params.top_p < 1.0:
                 processors.append(TopPLogitsWarper(params.top_p))
+            if seeds is not None:
+                processors.append(SeededSampler(seeds, device))
         stop = StopOnText(self.tokenizer, params.stop, width, self.eos_ids) if params.stop else None
         # Our processors do all the warping; transformers' own are switched off (its global default is top_k=50).
         sampling = {"do_sample": True, "temperature": 1.0, "top_k": 0, "top_p": 1.0} if not params.greedy else {}
@@ -289,8 +310,3 @@ def _eos_ids(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> list
     if not unique:
         raise ValueError("neither the model nor the tokenizer defines an EOS token")
     return unique
-
-
-def _cuda_devices(model: PreTrainedModel) -> list[int]:
-    device = model.device
-    return [device.index or 0] if device.type == "cuda" else []

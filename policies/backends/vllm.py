@@ -5,8 +5,9 @@ Differences from the `hf` backend, and why:
 - Log-probabilities come from vLLM with `logprobs_mode="processed_logprobs"`: log_softmax(logits / temperature)
   of the sampled token, as `hf` records them, as long as top-p/top-k are off (the RL default). With truncation
   on, vLLM's are of the truncated, renormalised distribution, while `hf`'s are not.
-- `SamplingParams.seed` seeds request `i` of a call with `seed + i`: vLLM seeds each request on its own, and one
-  seed for all would make the G identical prompts of a GRPO group sample identical responses.
+- Each prompt's seed (`SamplingParams.prompt_seeds`: `seeds[i]`, or `seed + i`) seeds its own request: vLLM seeds
+  each request on its own, and one seed for all would make the G identical prompts of a GRPO group sample
+  identical responses.
 - The checkpoint's generation defaults are ignored (`generation_config="vllm"`), as in `hf`.
 - `load_weights` goes through the workers' `reload_weights` (vLLM's in-place reload: it takes transformers
   parameter names and redoes the kernel-specific repacking the CPU and quantized backends apply after loading,
@@ -85,6 +86,7 @@ class VLLMBackend:
         if not encoded:
             return []
         vllm = importlib.import_module("vllm")
+        seeds = params.prompt_seeds(len(encoded)) or [None] * len(encoded)
         requests = [
             vllm.SamplingParams(
                 n=1,
@@ -94,11 +96,11 @@ class VLLMBackend:
                 max_tokens=params.max_new_tokens,
                 stop=list(params.stop) or None,
                 include_stop_str_in_output=params.include_stop_str_in_output,
-                seed=None if params.seed is None else params.seed + index,
+                seed=seed,
                 logprobs=0,
                 skip_special_tokens=True,
             )
-            for index in range(len(encoded))
+            for seed in seeds
         ]
         outputs = self.llm.generate([{"prompt_token_ids": ids} for ids in encoded], requests, use_tqdm=False)
         return [self._completion(ids, output) for ids, output in zip(encoded, outputs, strict=True)]

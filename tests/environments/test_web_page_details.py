@@ -9,23 +9,21 @@ with `--read-pages` the goal the page shows.
 
 from __future__ import annotations
 
-import atexit
 import importlib.metadata
 import json
 import re
-import shutil
-import tempfile
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from page_apps import page_app
 
 from raygent.environments.web.actions import ActionSettings
 from raygent.environments.web.env import BrowserEnv
 from raygent.environments.web.observe import find, parse
-from raygent.environments.web.registry import PAGE_GOAL, WebApp, register_app
+from raygent.environments.web.registry import PAGE_GOAL, WebApp
 from raygent.environments.web.server import AppServer
 from raygent.environments.web.task import PageTask
 
@@ -116,20 +114,9 @@ class ClickShapes(PageTask):  # no docstring: `describe_tasks` has nothing but t
     page = f"/{APP}/shapes.html"
 
 
-_DIR: list[Path] = []
-
-
 def detail_app() -> WebApp:
-    """Write the pages once per process and register `detailbench` (idempotent)."""
-    if not _DIR:
-        directory = Path(tempfile.mkdtemp(prefix="raygent-detailbench-"))
-        atexit.register(shutil.rmtree, directory, True)
-        for name, text in PAGES.items():
-            (directory / name).write_text(text)
-        _DIR.append(directory)
-    return register_app(
-        WebApp(name=APP, templates=(SlideOut, DriftCover, ClickShapes), static_dir=_DIR[0], url="/{app}/")
-    )
+    """The `detailbench` app of `PAGES` (registered once per process)."""
+    return page_app(APP, PAGES, (SlideOut, DriftCover, ClickShapes))
 
 
 # ---------------------------------------------------------------- without a browser

@@ -10,11 +10,8 @@ go through the RLlib wrapper with an environment factory from this file for one 
 
 from __future__ import annotations
 
-import atexit
 import json
 import math
-import shutil
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -24,6 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from page_apps import page_app
 
 from raygent.environments.web.actions import ActionSettings
 from raygent.environments.web.docs.model import Guide, Procedure, Section
@@ -127,20 +125,9 @@ class FillForm(PageTask):
     page = f"/{APP}/form.html"
 
 
-_PAGES_DIR: list[Path] = []
-
-
 def pages_app() -> WebApp:
-    """Write the pages once per process and register `pagebench` (idempotent)."""
-    if not _PAGES_DIR:
-        directory = Path(tempfile.mkdtemp(prefix="raygent-pagebench-"))
-        atexit.register(shutil.rmtree, directory, True)
-        for name, text in PAGES.items():
-            (directory / name).write_text(text)
-        _PAGES_DIR.append(directory)
-    return register_app(
-        WebApp(name=APP, templates=(ClickShape, PressCovered, FillForm), static_dir=_PAGES_DIR[0], url="/{app}/")
-    )
+    """The `pagebench` app of `PAGES` (registered once per process)."""
+    return page_app(APP, PAGES, (ClickShape, PressCovered, FillForm))
 
 
 def make_pages_env(config: Mapping[str, Any]) -> BrowserEnv:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from pathlib import Path
@@ -24,8 +25,9 @@ from raygent.platform.rl.batch import (
     samples_from_demonstration,
     samples_from_trajectories,
 )
+from raygent.platform.rl.engine import InferenceEngine
 from raygent.platform.rl.learner import Learner
-from raygent.platform.rl.rollout import EpisodeRequest, EpisodeRunner
+from raygent.platform.rl.rollout import EpisodeRequest, EpisodeRunner, mix_seed
 from raygent.platform.rl.settings import LearnerSettings
 from raygent.platform.rl.tasks import AdaptiveSource, StaticSource, template_of
 from raygent.policies.backends.base import Completion, SamplingParams
@@ -170,6 +172,45 @@ def test_episodes_record_the_engines_tokens_and_the_learner_recomputes_them(mode
             assert values == pytest.approx(step.logprobs, abs=1e-4)
         assert first.policy_version == 0
     assert runner.stats.episodes == 6 and runner.stats.infra_failures == 0
+
+
+def test_a_seeded_episode_samples_the_same_tokens_on_any_runner_in_any_batch(backend: HFBackend) -> None:
+    tasks = toolcalc_tasks("train", 0, 4)
+    requests = [EpisodeRequest(t, f"g{i}", j, mix_seed(7, i, j)) for i, t in enumerate(tasks) for j in range(2)]
+
+    def runner(slots: int) -> EpisodeRunner:
+        return EpisodeRunner(ToolCalcEnv, slots, backend.tokenizer, FORMAT, backend.generate, max_turns=3)
+
+    together = runner(8).run(requests, SAMPLING)
+    split = {}
+    for part in (requests[1::2], requests[::2][::-1]):  # other runners, other batch-mates, another order
+        split.update({id(r): t for r, t in zip(part, runner(2).run(part, SAMPLING), strict=True)})
+    for request, trajectory in zip(requests, together, strict=True):
+        assert [s.response_ids for s in split[id(request)].steps] == [s.response_ids for s in trajectory.steps]
+    reseeded = [EpisodeRequest(r.task, r.group_id, r.index, mix_seed(8, r.index)) for r in requests]
+    assert [s.response_ids for t in runner(8).run(reseeded, SAMPLING) for s in t.steps] != [
+        s.response_ids for t in together for s in t.steps
+    ]
+    assert len({mix_seed(7, i, j) for i in range(50) for j in range(50)}) == 2500
+
+
+def test_the_engine_batches_seeded_requests_and_each_keeps_its_tokens(model_dir: Path) -> None:
+    engine = InferenceEngine("hf", str(model_dir))
+    first, second = [[5, 6, 7, 8], [9, 10]], [[11, 12, 13]]
+    a, b = (SAMPLING.model_copy(update={"seeds": seeds}) for seeds in ((1, 2), (3,)))
+
+    async def concurrently() -> list[list[Completion]]:
+        return list(
+            await asyncio.gather(
+                engine.generate(first, a), engine.generate(second, b), engine.generate(second, SAMPLING)
+            )
+        )
+
+    merged, other, unseeded = asyncio.run(concurrently())
+    assert engine.stats.calls == 2, "the seeded requests shared one backend call, the unseeded one had its own"
+    assert [c.response_ids for c in merged] == [c.response_ids for c in engine.backend.generate(first, a)]
+    assert [c.response_ids for c in other] == [c.response_ids for c in engine.backend.generate(second, b)]
+    assert len(unseeded) == 1
 
 
 class FlakyEnv(ToolCalcEnv):

@@ -121,6 +121,26 @@ def test_a_seed_makes_sampling_reproducible(backend: HFBackend) -> None:
     assert sample(5) != sample(6)
 
 
+def test_a_seeded_prompt_samples_the_same_tokens_whatever_shares_its_batch(model_dir: Path) -> None:
+    params = SamplingParams(temperature=1.0, max_new_tokens=10)
+    seeds = (101, 202, 303, 404)
+    together = HFBackend.from_pretrained(model_dir, max_batch_size=64).generate(
+        PROMPTS, params.model_copy(update={"seeds": seeds})
+    )
+    one_by_one = HFBackend.from_pretrained(model_dir, max_batch_size=1)
+    for prompt, seed, completion in zip(PROMPTS, seeds, together, strict=True):
+        (alone,) = one_by_one.generate([prompt], params.model_copy(update={"seeds": (seed,)}))
+        assert alone.response_ids == completion.response_ids
+        assert alone.logprobs == pytest.approx(completion.logprobs, abs=1e-4)
+    reordered = one_by_one.generate(PROMPTS[::-1], params.model_copy(update={"seeds": seeds[::-1]}))
+    assert [c.response_ids for c in reordered[::-1]] == [c.response_ids for c in together]
+    assert params.model_copy(update={"seed": 101}).prompt_seeds(2) == [101, 102]
+    with pytest.raises(ValueError, match="2 seeds for 4 prompts"):
+        one_by_one.generate(PROMPTS, params.model_copy(update={"seeds": (1, 2)}))
+    with pytest.raises(ValueError, match="seed or seeds"):
+        SamplingParams(seed=1, seeds=(1,))
+
+
 def test_load_weights_changes_outputs_and_sets_the_version(backend: HFBackend) -> None:
     params = SamplingParams(temperature=0.0, max_new_tokens=8)
     before = backend.generate(PROMPTS, params)
