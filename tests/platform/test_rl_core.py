@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 import time
 from pathlib import Path
@@ -206,7 +207,9 @@ def test_the_engine_batches_seeded_requests_and_each_keeps_its_tokens(model_dir:
             )
         )
 
-    merged, other, unseeded = asyncio.run(concurrently())
+    # on a thread of its own: a test run earlier in this process may leave an event loop running on this one
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        merged, other, unseeded = pool.submit(asyncio.run, concurrently()).result()
     assert engine.stats.calls == 2, "the seeded requests shared one backend call, the unseeded one had its own"
     assert [c.response_ids for c in merged] == [c.response_ids for c in engine.backend.generate(first, a)]
     assert [c.response_ids for c in other] == [c.response_ids for c in engine.backend.generate(second, b)]
