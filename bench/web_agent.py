@@ -24,7 +24,8 @@ from statistics import mean, pstdev
 
 from _runs import SMOLLM2_WEB, parse_args, run_job
 
-SMOLLM2_OVERRIDES = [*SMOLLM2_WEB, "web.replay.warmup=4", "web.replay.updates=1"]
+# the engines in bfloat16 (the learner keeps float32 weights): generation 1.6x faster, 2026-12-07 seed 0 15.8 min
+SMOLLM2_OVERRIDES = [*SMOLLM2_WEB, "web.replay.warmup=4", "web.replay.updates=1", "policy.dtype=bfloat16"]
 """`raygent run web_agent` overrides of the SmolLM2 preset (`--smollm2`)."""
 UNTRAINED = ["sft.steps=0", "trainer.steps=0", "web.explore_episodes=0", "web.replay.warmup=0"]
 
