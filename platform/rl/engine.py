@@ -164,7 +164,7 @@ class InferenceEngine:
     async def _run(self, batch: list[_Request]) -> None:
         prompts = [prompt for request in batch for prompt in request.prompts]
         params = batch[0].params
-        if len(batch) > 1 and _seeded(params):
+        if _seeded(params):
             seeds = [seed for r in batch for seed in r.params.prompt_seeds(len(r.prompts)) or ()]
             params = params.unseeded().model_copy(update={"seeds": tuple(seeds)})
         start = time.perf_counter()

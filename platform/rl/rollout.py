@@ -16,9 +16,10 @@ What an episode's last `info` says: `success` (the checker's verdict; default: t
 then None until a reward model judges it, and a judge's agreement is not measured against it.
 
 Sampling is seeded per episode: a request's `seed` (the trainer derives it from the run's seed, the batch, the
-group and the sample, `mix_seed`) seeds each of its turns (`mix_seed(seed, turn)`), and a backend samples each
-seeded prompt from its own generator. An episode's tokens then depend on its seed and the weights, not on which
-worker ran it or which other prompts shared the engine's batch: a run with several workers is reproducible.
+group and the sample, `tasks.batch_seed`) seeds each of its turns (`batch_seed(seed, turn, "turn")`), and a
+backend samples each seeded prompt from its own generator. An episode's tokens then depend on its seed and the
+weights, not on which worker ran it or which other prompts shared the engine's batch: a run with several workers
+is reproducible.
 
 Token bookkeeping: each step records the exact prompt ids the engine saw and the response ids and
 log-probabilities it returned, with the engine's weight version. Environment and tool text only ever appears
@@ -40,22 +41,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium
-import numpy as np
 from transformers import PreTrainedTokenizerBase
 
 from raygent.platform.contracts import Observation, Step, Task, Trajectory
 from raygent.platform.rl.agent_loop import AgentLoop, ChatLoop, EnvAction, LoopContext, ToolResult
+from raygent.platform.rl.tasks import batch_seed
 from raygent.policies.backends.base import Completion, SamplingParams
 from raygent.policies.prompts import PromptFormat
 
 Generate = Callable[[list[list[int]], SamplingParams], list[Completion]]
 EnvFactory = Callable[[], gymnasium.Env]
 LoopFactory = Callable[[Task, Any, LoopContext], AgentLoop]
-
-
-def mix_seed(*parts: int) -> int:
-    """A 63-bit seed from integer parts (any sign), well spread even for neighbouring parts."""
-    return int(np.random.SeedSequence([part % 2**64 for part in parts]).generate_state(2, np.uint64)[0] >> np.uint64(1))
 
 
 @dataclass(frozen=True)
@@ -295,14 +291,9 @@ class EpisodeRunner:
 
     def _turn_params(self, episodes: list[_Episode]) -> SamplingParams:
         """The run's sampling parameters with each episode's seed for this turn, when every episode has one."""
-        seeds = [episode.request.seed for episode in episodes]
-        if self._params.greedy or any(seed is None for seed in seeds):
+        if self._params.greedy or any(episode.request.seed is None for episode in episodes):
             return self._params
-        turns = [
-            mix_seed(seed, len(episode.steps))
-            for seed, episode in zip(seeds, episodes, strict=True)
-            if seed is not None
-        ]
+        turns = [batch_seed(e.request.seed, len(e.steps), "turn") for e in episodes if e.request.seed is not None]
         return self._params.unseeded().model_copy(update={"seeds": tuple(turns)})
 
     def _tool_step(

@@ -100,7 +100,7 @@ class RolloutSettings(Section):
     max_turns: int = Field(default=4, ge=1)
     sampling: SamplingParams = SamplingParams(temperature=1.0, max_new_tokens=24)
     eval_sampling: SamplingParams = SamplingParams(temperature=0.0, max_new_tokens=24)
-    """Each episode's sampling is seeded from `trainer.seed`, its batch, group and place (`rollout.mix_seed`); a
+    """Each episode's sampling is seeded from `trainer.seed`, its batch, group and place (`tasks.batch_seed`); a
     `seed` in `sampling` or `eval_sampling` would do nothing and is refused."""
     episode_timeout_s: float = Field(default=120.0, gt=0)
     max_attempts: int = Field(default=3, ge=1)
@@ -110,17 +110,17 @@ class RolloutSettings(Section):
     max_batch: int = Field(default=256, ge=1)
     """The most prompts an engine generates for in one backend call."""
 
+    agent: ClassEntry = "raygent.platform.rl.agent_loop:ChatLoop"
+    """The agent loop (`raygent.platform.rl.agent_loop`): builds prompts, turns completions into actions or tools."""
+    agent_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """The loop's own settings (`LoopContext.kwargs`)."""
+
     @field_validator("sampling", "eval_sampling")
     @classmethod
     def _unseeded(cls, value: SamplingParams) -> SamplingParams:
         if value.seed is not None or value.seeds is not None:
             raise ValueError("episodes are seeded from trainer.seed; leave out seed here")
         return value
-
-    agent: ClassEntry = "raygent.platform.rl.agent_loop:ChatLoop"
-    """The agent loop (`raygent.platform.rl.agent_loop`): builds prompts, turns completions into actions or tools."""
-    agent_kwargs: dict[str, Any] = Field(default_factory=dict)
-    """The loop's own settings (`LoopContext.kwargs`)."""
 
 
 class LoraSettings(Section):

@@ -57,9 +57,9 @@ from raygent.platform.rl.engine import start_engines
 from raygent.platform.rl.hooks import HookContext, TrainerHook, build_hooks, hook_key
 from raygent.platform.rl.learner_group import LearnerGroup
 from raygent.platform.rl.reward import JudgeStage
-from raygent.platform.rl.rollout import EpisodeRequest, RolloutWorker, mix_seed
+from raygent.platform.rl.rollout import EpisodeRequest, RolloutWorker
 from raygent.platform.rl.settings import AgentRunConfig
-from raygent.platform.rl.tasks import StaticSource, heldout_seed, make_source
+from raygent.platform.rl.tasks import StaticSource, batch_seed, heldout_seed, make_source
 from raygent.platform.rl.weight_sync import make_weight_sync
 from raygent.policies.backends.base import SamplingParams
 from raygent.policies.loading import load_tokenizer
@@ -359,12 +359,12 @@ class AgentTrainer:
 
     def _requests(self, index: int, tasks: Sequence[Task], group_size: int) -> list[list[EpisodeRequest]]:
         """Whole groups per worker, round robin; each episode seeded from the run's seed, the batch `index`, its
-        group and its place in it (`mix_seed`), so its tokens do not depend on the worker or the engine's batch."""
+        group and its place in it (`batch_seed`), so its tokens do not depend on the worker or the engine's batch."""
         per_worker: list[list[EpisodeRequest]] = [[] for _ in self.workers]
         seed = self.config.trainer.seed
         for number, task in enumerate(tasks):
             group = [
-                EpisodeRequest(task, f"b{index}-{number}", i, mix_seed(seed, index, number, i))
+                EpisodeRequest(task, f"b{index}-{number}", i, batch_seed(seed, index, f"sample/{number}/{i}"))
                 for i in range(group_size)
             ]
             per_worker[number % len(self.workers)].extend(group)

@@ -55,6 +55,10 @@ class SamplingParams(BaseModel):
     def _stops_not_empty(self) -> SamplingParams:
         if any(not s for s in self.stop):
             raise ValueError("stop strings must be non-empty")
+        return self
+
+    @model_validator(mode="after")
+    def _one_kind_of_seed(self) -> SamplingParams:
         if self.seed is not None and self.seeds is not None:
             raise ValueError("give seed or seeds, not both")
         return self

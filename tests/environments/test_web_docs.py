@@ -225,8 +225,14 @@ def test_search_page_without_query_without_hits_and_per_app() -> None:
 
 @pytest.mark.parametrize(
     "path",
-    ["/docs/nope", "/docs/code_editor/commands/nope", "/docs/nope/commands/save", "/docs/code_editor/howto/x",
-     "/docs/media_player/commands/", "/docs/style.css/x"],
+    [
+        "/docs/nope",
+        "/docs/code_editor/commands/nope",
+        "/docs/nope/commands/save",
+        "/docs/code_editor/howto/x",
+        "/docs/media_player/commands/",
+        "/docs/style.css/x",
+    ],
 )
 def test_unknown_pages_are_404_with_a_way_back(path: str) -> None:
     status, content_type, body = _get(path, seed=0)
@@ -330,4 +336,4 @@ def test_the_longest_pages_are_not_cut_in_the_observation(docs_env) -> None:
         obs, _, _, _, _ = env.step(f'goto("{server.origin}{page.path}?seed=5")')
         assert obs["last_action_error"] == "", page.path
         assert "not shown" not in obs["text"] and "observation truncated" not in obs["text"], page.path
-        assert f'heading "{page.main[4:page.main.index("</h1>")]}"'.replace("&amp;", "&") in obs["text"]
+        assert f'heading "{page.main[4 : page.main.index("</h1>")]}"'.replace("&amp;", "&") in obs["text"]

@@ -41,10 +41,15 @@ def test_expert_reads_every_surface_form_value_and_negation() -> None:
     expert = Expert()
     for note in make_notes(1, 100):
         assert expert.extract(note.text()) == note.concepts()
-    text = ("no history of congestive heart failure . discharged on lasix 40 mg , coreg 12 mg . "
-            "vitals notable for hr 90 .")
-    assert expert.extract(text) == {("dx", "chf", None, True), ("drug", "furosemide", 40, False),
-                                    ("drug", "carvedilol", 12, False), ("vital", "heart_rate", 90, False)}
+    text = (
+        "no history of congestive heart failure . discharged on lasix 40 mg , coreg 12 mg . vitals notable for hr 90 ."
+    )
+    assert expert.extract(text) == {
+        ("dx", "chf", None, True),
+        ("drug", "furosemide", 40, False),
+        ("drug", "carvedilol", 12, False),
+        ("vital", "heart_rate", 90, False),
+    }
 
 
 def test_generalist_at_temperature_zero_only_paraphrases() -> None:
@@ -64,8 +69,11 @@ def test_generalist_failures_grow_with_temperature_and_collaboration_filters_the
         rng = np.random.default_rng(1)
         outs = [augment(n, method, Generalist(temperature), expert, rng, 2, 0.1) for n in notes]
         kept = [o for o in outs if o.kept]
-        return (float(np.mean([o.preservation for o in kept])), float(np.mean([o.concept_hallucination for o in kept])),
-                len(kept) / len(outs))
+        return (
+            float(np.mean([o.preservation for o in kept])),
+            float(np.mean([o.concept_hallucination for o in kept])),
+            len(kept) / len(outs),
+        )
 
     low, high = quality("llm", 0.1), quality("llm", 0.4)
     assert high[0] < low[0] < 0.97 and high[1] > low[1] > 0.01
@@ -108,11 +116,22 @@ def fake_results(collab_gain: float, llm_gain: tuple[float, float], preservation
         for method in ("eda", "llm", "collab"):
             for t_index, temperature in enumerate((0.1, 0.3)):
                 gain = {"collab": collab_gain, "llm": llm_gain[t_index], "eda": 0.0}[method]
-                rows.append({"status": "TERMINATED", "method": method, "k": 4, "temperature": temperature,
-                             "seed": seed, F1: 0.5 + gain, F1_NO_AUG: 0.5, F1_GAIN: gain,
-                             PRESERVATION: preservation if method == "collab" else 0.8,
-                             CONCEPT_HALLUCINATION: 0.0 if method == "collab" else 0.1,
-                             TOKEN_HALLUCINATION: 0.0, KEPT: 0.8})
+                rows.append(
+                    {
+                        "status": "TERMINATED",
+                        "method": method,
+                        "k": 4,
+                        "temperature": temperature,
+                        "seed": seed,
+                        F1: 0.5 + gain,
+                        F1_NO_AUG: 0.5,
+                        F1_GAIN: gain,
+                        PRESERVATION: preservation if method == "collab" else 0.8,
+                        CONCEPT_HALLUCINATION: 0.0 if method == "collab" else 0.1,
+                        TOKEN_HALLUCINATION: 0.0,
+                        KEPT: 0.8,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -134,8 +153,9 @@ REDUCED = {"n_test": 1000}
 @pytest.fixture(scope="module")
 def reduced_grid() -> pd.DataFrame:
     fixed = {**load_config("clinical_aug").study.model_dump(), **REDUCED}
-    return grid_locally(ClinicalAugStudy(), fixed,
-                        {"method": ["llm", "collab"], "temperature": [0.1, 0.3], "k": [4], "seed": [0, 1]})
+    return grid_locally(
+        ClinicalAugStudy(), fixed, {"method": ["llm", "collab"], "temperature": [0.1, 0.3], "k": [4], "seed": [0, 1]}
+    )
 
 
 def test_claim_shape_on_a_reduced_grid(reduced_grid: pd.DataFrame) -> None:

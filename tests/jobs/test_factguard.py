@@ -77,8 +77,12 @@ def test_only_the_tool_reveals_the_evidence_of_clip_and_kb_items() -> None:
 def test_the_grammar_and_the_budgets() -> None:
     assert parse_action(" analyze_clip(2,3) ") == ToolCall("analyze_clip", start=2, end=3)
     assert parse_action("retrieve(brela mayor)") == ToolCall("retrieve", query="brela mayor")
-    for bad, message in [("verdict(maybe, 0.5)", "real or fake"), ("verdict(fake, 1.5)", "between 0 and 1"),
-                         ("retrieve()", "1 to 64"), ("hello", "reply with")]:
+    for bad, message in [
+        ("verdict(maybe, 0.5)", "real or fake"),
+        ("verdict(fake, 1.5)", "between 0 and 1"),
+        ("retrieve()", "1 to 64"),
+        ("hello", "reply with"),
+    ]:
         with pytest.raises(ActionError, match=message):
             parse_action(bad)
     task = _one("kb")
@@ -167,12 +171,28 @@ def test_episodes_through_the_runner_call_tools_without_environment_steps(tokeni
         for prompt in prompts:
             text = policy(tokenizer.decode(prompt))
             ids = tokenizer.encode(text, add_special_tokens=False)
-            out.append(Completion(prompt_ids=prompt, response_ids=ids, logprobs=[-0.1] * len(ids), text=text,
-                                  finish_reason="stop", policy_version=0))
+            out.append(
+                Completion(
+                    prompt_ids=prompt,
+                    response_ids=ids,
+                    logprobs=[-0.1] * len(ids),
+                    text=text,
+                    finish_reason="stop",
+                    policy_version=0,
+                )
+            )
         return out
 
-    runner = EpisodeRunner(FactGuardEnv, 3, tokenizer, PromptFormat(system="s"), generate, max_turns=4,
-                           agent=FactGuardLoop, agent_kwargs={"placement": "local"})
+    runner = EpisodeRunner(
+        FactGuardEnv,
+        3,
+        tokenizer,
+        PromptFormat(system="s"),
+        generate,
+        max_turns=4,
+        agent=FactGuardLoop,
+        agent_kwargs={"placement": "local"},
+    )
     tasks = factguard_tasks("heldout", 2, 6, mix={"kb": 1.0})
     trajectories = runner.run([EpisodeRequest(t, f"g{i}") for i, t in enumerate(tasks)], SamplingParams())
     for trajectory in trajectories:
@@ -190,8 +210,18 @@ def _trajectory(task: Task, actions: list[str], tool_results: dict[int, str] | N
     for index, action in enumerate(actions):
         result = (tool_results or {}).get(index)
         info = {"tool_result": result} if result is not None else {}
-        steps.append(Step(observation=Observation(text="o"), prompt_ids=[1], response_ids=[2], logprobs=[-0.1],
-                          action=action, tool_call=result is not None, info=info, policy_version=0))
+        steps.append(
+            Step(
+                observation=Observation(text="o"),
+                prompt_ids=[1],
+                response_ids=[2],
+                logprobs=[-0.1],
+                action=action,
+                tool_call=result is not None,
+                info=info,
+                policy_version=0,
+            )
+        )
     return Trajectory(task=task, steps=steps, policy_version=0, group_id="g")
 
 
@@ -227,12 +257,14 @@ def test_evaluation_metrics() -> None:
         (2 / 3 + 1 / 2) / 2  # fake: tp 1, fn 1; real: tp 1, fp 1, fn 1 (the missing verdict)
     )
     fake, real, plain = _one("kb", "fake"), _one("kb", "real"), _one("claim", "real")
-    out = decision_metrics([
-        _trajectory(fake, ["retrieve(x)", "verdict(fake, 0.9)"], {0: "r"}),
-        _trajectory(real, ["verdict(fake, 0.9)"]),
-        _trajectory(plain, ["retrieve(x)", "verdict(real, 0.9)"], {0: "r"}),
-        _trajectory(fake, ["verdict(real, 0.9)"]),
-    ])
+    out = decision_metrics(
+        [
+            _trajectory(fake, ["retrieve(x)", "verdict(fake, 0.9)"], {0: "r"}),
+            _trajectory(real, ["verdict(fake, 0.9)"]),
+            _trajectory(plain, ["retrieve(x)", "verdict(real, 0.9)"], {0: "r"}),
+            _trajectory(fake, ["verdict(real, 0.9)"]),
+        ]
+    )
     assert out["accuracy"] == 0.5 and out["cost_error"] == pytest.approx((1.0 + 1.5) / 4)
     assert out["tool_calls/claim"] == 1.0 and out["tool_calls/kb"] == pytest.approx(1 / 3)
     assert out["missed_fake"] == 0.25 and out["false_alarm"] == 0.25 and decision_metrics([]) == {}

@@ -51,11 +51,21 @@ def test_the_tools_are_shared_actors_that_come_back_after_a_crash(ray_cluster: N
 def test_raygent_run_factguard_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "run"
     done = raygent(
-        "run", "factguard",
-        "sft.steps=12", "sft.batch_tasks=8", "trainer.steps=2", "trainer.eval_every=0", "trainer.eval_tasks=16",
-        "trainer.checkpoint_every=2", "trainer.tensorboard=false", "rollout.num_workers=1",
-        "rollout.envs_per_worker=8", "rollout.groups_per_step=4", "rollout.group_size=4",
-        "--out", str(out),
+        "run",
+        "factguard",
+        "sft.steps=12",
+        "sft.batch_tasks=8",
+        "trainer.steps=2",
+        "trainer.eval_every=0",
+        "trainer.eval_tasks=16",
+        "trainer.checkpoint_every=2",
+        "trainer.tensorboard=false",
+        "rollout.num_workers=1",
+        "rollout.envs_per_worker=8",
+        "rollout.groups_per_step=4",
+        "rollout.group_size=4",
+        "--out",
+        str(out),
         timeout=900,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

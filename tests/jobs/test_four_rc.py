@@ -85,8 +85,9 @@ def test_factorised_motion_is_exactly_zero_at_the_query_frame_time() -> None:
     torch.testing.assert_close(points, base)
     later, _ = model.query(encoding, frame, frame.float() + 0.5)
     assert not torch.allclose(later, base)
-    direct_points, direct_base = small_model("direct").query(small_model("direct").encode(
-        torch.from_numpy(clips.video)), frame, frame.float())
+    direct_points, direct_base = small_model("direct").query(
+        small_model("direct").encode(torch.from_numpy(clips.video)), frame, frame.float()
+    )
     assert direct_base is None and direct_points.shape == (3, 8, 8, 3)
 
 
@@ -142,10 +143,23 @@ def fake_results(factorised: float, direct: float, ratio: float, flops: float) -
     rows = []
     for seed in (0, 1, 2):
         for variant, value in (("factorised", factorised), ("direct", direct)):
-            rows.append({"status": "TERMINATED", "variant": variant, "seed": seed, EPE_INTEGER: value,
-                         EPE_FRACTIONAL: value * ratio, EPE_DYNAMIC: 2 * value, FRACTIONAL_RATIO: ratio,
-                         QUERY_FLOP_RATIO: flops, QUERY_TIME_RATIO: 0.4, "final_loss": 0.1, "train_seconds": 1.0,
-                         offset_column(0.5): value * 0.8, offset_column(1.0): value})
+            rows.append(
+                {
+                    "status": "TERMINATED",
+                    "variant": variant,
+                    "seed": seed,
+                    EPE_INTEGER: value,
+                    EPE_FRACTIONAL: value * ratio,
+                    EPE_DYNAMIC: 2 * value,
+                    FRACTIONAL_RATIO: ratio,
+                    QUERY_FLOP_RATIO: flops,
+                    QUERY_TIME_RATIO: 0.4,
+                    "final_loss": 0.1,
+                    "train_seconds": 1.0,
+                    offset_column(0.5): value * 0.8,
+                    offset_column(1.0): value,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -160,8 +174,17 @@ def test_analyze_checks_each_part_of_the_claim() -> None:
     assert not missing.holds and missing.checks == {"grid_complete": False}
 
 
-REDUCED = {"frames": 4, "image_size": 8, "n_clips": 300, "n_test": 30, "width": 32, "encoder_layers": 2,
-           "decoder_layers": 1, "steps": 300, "batch_size": 16}
+REDUCED = {
+    "frames": 4,
+    "image_size": 8,
+    "n_clips": 300,
+    "n_test": 30,
+    "width": 32,
+    "encoder_layers": 2,
+    "decoder_layers": 1,
+    "steps": 300,
+    "batch_size": 16,
+}
 
 
 @pytest.fixture(scope="module")

@@ -95,8 +95,13 @@ def test_linear_flow_log_density_and_divergence() -> None:
 def test_flow_matching_learns_gaussian_mixture_moments() -> None:
     rng = np.random.default_rng(0)
     side = rng.integers(0, 2, 1500)
-    data = np.stack([np.where(side == 0, -2.0, 2.0) + 0.4 * rng.standard_normal(1500),
-                     np.where(side == 0, 1.0, -0.5) + 0.3 * rng.standard_normal(1500)], axis=1)
+    data = np.stack(
+        [
+            np.where(side == 0, -2.0, 2.0) + 0.4 * rng.standard_normal(1500),
+            np.where(side == 0, 1.0, -0.5) + 0.3 * rng.standard_normal(1500),
+        ],
+        axis=1,
+    )
     gen = torch.Generator().manual_seed(0)
     flow = train_flow_matching(data, gen, iters=800, batch=256, hidden=48)
     sample = flow.sample(3000, gen).numpy()
@@ -142,14 +147,30 @@ def test_resampled_ring_drift_is_a_finite_size_floor() -> None:
 
 
 def _ring_table(sampled: list[float], null_mean: float, null_sd: float) -> pd.DataFrame:
-    return pd.DataFrame([
-        {"trial_id": f"t{seed}", "status": "TERMINATED", "case": "ring", "rank_offset": 0, "entropy_weight": 1.0,
-         "seed": seed, "sampled/ring_drift_deg": drift, "sampled/ring_radius": 1.4, "fit/ring_radius": 1.4,
-         "null/ring_drift_deg": null_mean, "null/ring_drift_sd": null_sd, "fit/ring_drift_deg": 4.0,
-         "gt/ring_drift_deg": 0.01, "flow/residual_ks_p": 0.5, "point/residual_ks_p": 1e-5,
-         "fit/heldout_mse": 0.01, "flow/entropy": 1.0}
-        for seed, drift in enumerate(sampled)
-    ])
+    return pd.DataFrame(
+        [
+            {
+                "trial_id": f"t{seed}",
+                "status": "TERMINATED",
+                "case": "ring",
+                "rank_offset": 0,
+                "entropy_weight": 1.0,
+                "seed": seed,
+                "sampled/ring_drift_deg": drift,
+                "sampled/ring_radius": 1.4,
+                "fit/ring_radius": 1.4,
+                "null/ring_drift_deg": null_mean,
+                "null/ring_drift_sd": null_sd,
+                "fit/ring_drift_deg": 4.0,
+                "gt/ring_drift_deg": 0.01,
+                "flow/residual_ks_p": 0.5,
+                "point/residual_ks_p": 1e-5,
+                "fit/heldout_mse": 0.01,
+                "flow/entropy": 1.0,
+            }
+            for seed, drift in enumerate(sampled)
+        ]
+    )
 
 
 def test_ring_check_is_judged_against_the_resampling_noise_floor(tmp_path) -> None:
@@ -225,8 +246,17 @@ def test_recorded_case_runs_from_a_local_file(tmp_path) -> None:
     path = save_recording(tmp_path / "rec.npz", trials.transpose(0, 2, 1), dt=0.1)
     from raygent.platform.session import run_locally
 
-    config = dict(case="recorded", data_path=str(path), rank=1, zscore_recording=False, fit_iters=20,
-                  flow_iters=20, n_sample_neurons=64, n_sample_nets=1, n_features=8)
+    config = dict(
+        case="recorded",
+        data_path=str(path),
+        rank=1,
+        zscore_recording=False,
+        fit_iters=20,
+        flow_iters=20,
+        n_sample_neurons=64,
+        n_sample_nets=1,
+        n_features=8,
+    )
     reports = run_locally(LrrnnFlowsStudy().trainable, config)
     final = reports[-1]
     assert final["fit/rank"] == 1 and math.isnan(final["fit/fidelity_mse"])
@@ -244,8 +274,9 @@ def test_yaml_config_validates() -> None:
 def test_claim_shape_on_reduced_grid() -> None:
     """Two cases x lambda {0, 1} x 2 seeds: dynamics kept, spurious residual removed, tail kept, entropy up."""
     study = LrrnnFlowsStudy()
-    fixed = dict(n_neurons=256, n_trials=16, n_steps=80, fit_iters=150, flow_iters=600,
-                 n_sample_neurons=600, n_sample_nets=2)
+    fixed = dict(
+        n_neurons=256, n_trials=16, n_steps=80, fit_iters=150, flow_iters=600, n_sample_neurons=600, n_sample_nets=2
+    )
     grid = {"case": ["bistable", "heavy_tailed"], "entropy_weight": [0.0, 1.0], "seed": [0, 1]}
     results = grid_locally(study, fixed, grid)
     verdict = study.analyze(results)
@@ -265,8 +296,20 @@ def test_direct_variant_penalty_and_smoke() -> None:
     second = n.T @ n / 200
     assert float(dynamics_penalty(m, n, n, kappas, second)) == pytest.approx(0.0, abs=1e-10)
     assert float(dynamics_penalty(m, 2 * n, n, kappas, second)) > 1.0
-    config = dict(case="bistable", objective="direct", entropy_weight=1.0, n_neurons=64, n_trials=4, n_steps=30,
-                  fit_iters=10, flow_iters=10, direct_iters=3, direct_batch=32, n_sample_neurons=64,
-                  n_sample_nets=1, n_features=8)
+    config = dict(
+        case="bistable",
+        objective="direct",
+        entropy_weight=1.0,
+        n_neurons=64,
+        n_trials=4,
+        n_steps=30,
+        fit_iters=10,
+        flow_iters=10,
+        direct_iters=3,
+        direct_batch=32,
+        n_sample_neurons=64,
+        n_sample_nets=1,
+        n_features=8,
+    )
     final = run_locally(LrrnnFlowsStudy().trainable, config)[-1]
     assert np.isfinite(final["flow/entropy"]) and 0.0 <= final["flow/residual_ks_p"] <= 1.0

@@ -98,8 +98,9 @@ def test_pivot_tree_is_nested() -> None:
             if child in tree.pivots[scale + 1]:
                 assert child == parent
             size = 0.25 * 2 ** (scale + 1)
-            assert np.array_equal(np.minimum(points[child] // size, 1 / size - 1),
-                                  np.minimum(points[parent] // size, 1 / size - 1))
+            assert np.array_equal(
+                np.minimum(points[child] // size, 1 / size - 1), np.minimum(points[parent] // size, 1 / size - 1)
+            )
 
 
 def test_mise_edges_link_every_selected_node_to_one_pivot_per_scale() -> None:
@@ -239,8 +240,13 @@ def test_loader_round_trip_and_triangles(tmp_path: Path) -> None:
         for name in ("points", "edges", "features", "target"):
             assert np.array_equal(getattr(a, name), getattr(b, name))
     mesh = random_mesh(np.random.default_rng(0), 100)
-    np.savez(tmp_path / "tri.npz", points=mesh.points, triangles=mesh.triangles,
-             features=np.zeros(mesh.num_nodes), target=np.ones(mesh.num_nodes))
+    np.savez(
+        tmp_path / "tri.npz",
+        points=mesh.points,
+        triangles=mesh.triangles,
+        features=np.zeros(mesh.num_nodes),
+        target=np.ones(mesh.num_nodes),
+    )
     sample = load_sample(tmp_path / "tri.npz")
     assert np.array_equal(sample.edges, mesh.edges()) and sample.features.shape == (mesh.num_nodes, 1)
     np.savez(tmp_path / "bad.npz", points=mesh.points, target=np.ones(mesh.num_nodes))
@@ -256,8 +262,7 @@ def test_cache_is_reused(tmp_path: Path) -> None:
     assert len(list(tmp_path.iterdir())) == 1 and entry.is_dir()
 
 
-TINY = {"num_nodes": 120, "num_train": 6, "num_test": 2, "hidden": 8, "epochs": 2, "refresh_every": 1,
-        "batch_size": 3}
+TINY = {"num_nodes": 120, "num_train": 6, "num_test": 2, "hidden": 8, "epochs": 2, "refresh_every": 1, "batch_size": 3}
 
 
 def test_trainable_reads_local_path_and_resumes(tmp_path: Path) -> None:
@@ -298,10 +303,18 @@ def _table(rel: dict[str, list[float]], spearman_mise: float) -> pd.DataFrame:
             for rho in (0.1, 0.2):
                 for scales in (2, 3):
                     shift = 0.0 if method == "plain" else _SHIFT[rho, scales]
-                    rows.append({"trial_id": f"t{len(rows)}", "status": "TERMINATED", "iterations": 1,
-                                 **MiseParams(method=method, rho=rho, num_scales=scales, seed=seed).model_dump(),
-                                 REL_L2: value + shift, SPEARMAN: spearman_mise if method == "mise" else 0.3,
-                                 EDGES: 1000.0 + 50 * (method != "plain"), AUG_EDGES: 50.0 * (method != "plain")})
+                    rows.append(
+                        {
+                            "trial_id": f"t{len(rows)}",
+                            "status": "TERMINATED",
+                            "iterations": 1,
+                            **MiseParams(method=method, rho=rho, num_scales=scales, seed=seed).model_dump(),
+                            REL_L2: value + shift,
+                            SPEARMAN: spearman_mise if method == "mise" else 0.3,
+                            EDGES: 1000.0 + 50 * (method != "plain"),
+                            AUG_EDGES: 50.0 * (method != "plain"),
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
@@ -334,5 +347,6 @@ def test_claim_shape_on_reduced_grid(tmp_path: Path) -> None:
     rel = verdict.evidence["rel_l2_mean"]
     assert rel["mise"] < rel["plain"] and rel["mise"] <= rel["random"], verdict.evidence
     assert verdict.checks["mise_spearman_above_0.5"], verdict.evidence
-    assert verdict.evidence["aug_edges_mean"]["random"] == pytest.approx(verdict.evidence["aug_edges_mean"]["mise"],
-                                                                         rel=0.1)
+    assert verdict.evidence["aug_edges_mean"]["random"] == pytest.approx(
+        verdict.evidence["aug_edges_mean"]["mise"], rel=0.1
+    )

@@ -135,8 +135,17 @@ def test_grid_init_contains_minmax_when_range_straddles_zero() -> None:
 
 
 def _tiny_spec(seed: int = 0, steps: int = 3) -> lm.TinyLMSpec:
-    return lm.TinyLMSpec(hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64, seq_len=16,
-                         train_words=2000, train_steps=steps, batch_size=4, seed=seed)
+    return lm.TinyLMSpec(
+        hidden_size=32,
+        num_layers=1,
+        num_heads=2,
+        intermediate_size=64,
+        seq_len=16,
+        train_words=2000,
+        train_steps=steps,
+        batch_size=4,
+        seed=seed,
+    )
 
 
 def test_tiny_lm_save_load_round_trip(tmp_path: Path) -> None:
@@ -164,8 +173,9 @@ def test_cache_trains_once_under_concurrent_trials(tmp_path: Path, monkeypatch: 
 
     monkeypatch.setattr(lm, "train_tiny_lm", counting)
     paths: list[Path] = []
-    threads = [threading.Thread(target=lambda: paths.append(lm.cached_tiny_lm(_tiny_spec(), tmp_path)))
-               for _ in range(2)]
+    threads = [
+        threading.Thread(target=lambda: paths.append(lm.cached_tiny_lm(_tiny_spec(), tmp_path))) for _ in range(2)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -189,9 +199,21 @@ def test_paper_scale_requires_a_local_model() -> None:
 
 
 REDUCED = {
-    "matrix_rows": 32, "matrix_cols": 128, "coarse_points": 16, "fine_points": 8, "grid_points": 50,
-    "hidden_size": 64, "num_layers": 2, "num_heads": 4, "intermediate_size": 128, "seq_len": 32,
-    "train_words": 30_000, "train_steps": 400, "lr": 5e-3, "batch_size": 16, "calib_sequences": 32,
+    "matrix_rows": 32,
+    "matrix_cols": 128,
+    "coarse_points": 16,
+    "fine_points": 8,
+    "grid_points": 50,
+    "hidden_size": 64,
+    "num_layers": 2,
+    "num_heads": 4,
+    "intermediate_size": 128,
+    "seq_len": 32,
+    "train_words": 30_000,
+    "train_steps": 400,
+    "lr": 5e-3,
+    "batch_size": 16,
+    "calib_sequences": 32,
     "eval_sequences": 96,
 }
 
@@ -202,8 +224,13 @@ def test_claim_shape_on_reduced_grid(tmp_path: Path) -> None:
     results = grid_locally(study, {**REDUCED, "cache_dir": str(tmp_path)}, {"seed": [0, 1, 2], "bits": [2, 3, 4]})
     assert (results["status"] == "TERMINATED").all() and len(results) == 9
     verdict = study.analyze(results)
-    assert set(verdict.checks) == {"err_order_2bit", "err_order_3bit", "err_order_4bit",
-                                   "ppl_neuqi_le_minmax_2bit", "ppl_neuqi_le_minmax_3bit"}
+    assert set(verdict.checks) == {
+        "err_order_2bit",
+        "err_order_3bit",
+        "err_order_4bit",
+        "ppl_neuqi_le_minmax_2bit",
+        "ppl_neuqi_le_minmax_3bit",
+    }
     assert verdict.holds, verdict.checks
     errors = [verdict.evidence[f"{bits}bit"]["err"]["neuqi"] for bits in (2, 3, 4)]
     assert errors[0] > errors[1] > errors[2]  # more bits, less error
@@ -219,16 +246,31 @@ def test_paper_scale_path_reads_local_model_and_text(tmp_path: Path) -> None:
     from raygent.platform.session import run_locally
 
     tokenizer = build_tokenizer()
-    config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=32)
+    config = Qwen2Config(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=32,
+    )
     Qwen2ForCausalLM(config).save_pretrained(tmp_path / "qwen")
     tokenizer.save_pretrained(tmp_path / "qwen")
     (tmp_path / "calib.txt").write_text(generate_text(11, 3000))
     (tmp_path / "eval.txt").write_text(generate_text(12, 3000))
-    reports = run_locally(NeuqiStudy().trainable, {
-        **REDUCED, "scale": "paper", "bits": 3, "seq_len": 16, "model_path": str(tmp_path / "qwen"),
-        "calib_text_path": str(tmp_path / "calib.txt"), "eval_text_path": str(tmp_path / "eval.txt"),
-    })
+    reports = run_locally(
+        NeuqiStudy().trainable,
+        {
+            **REDUCED,
+            "scale": "paper",
+            "bits": 3,
+            "seq_len": 16,
+            "model_path": str(tmp_path / "qwen"),
+            "calib_text_path": str(tmp_path / "calib.txt"),
+            "eval_text_path": str(tmp_path / "eval.txt"),
+        },
+    )
     metrics = reports[-1]
     assert all(metrics[f"ppl_{init}"] > 1 for init in ("fp", *INITS))
     assert metrics["layer_err_neuqi"] < metrics["layer_err_minmax"]

@@ -60,7 +60,7 @@ def test_agent_synthesis_uses_agent_wordings_only_and_respects_the_budget() -> N
     assert len(everything) == 2 * len(video.facts())  # two agent wordings per fact, no more
     corpus = akd_corpus(video, 25, True, np.random.default_rng(0))
     assert len(corpus) == 25 + len(video.events) and corpus[0] == ("", video.captions()[0])
-    assert all(p.startswith("q : ") for p, _ in corpus[len(video.events):])
+    assert all(p.startswith("q : ") for p, _ in corpus[len(video.events) :])
     bank = question_bank(video, HELD_OUT_FORM, np.random.default_rng(1))
     assert all(len(q.options) == 4 and q.options[q.answer] == video.answer(q.kind, q.event) for q in bank)
 
@@ -92,11 +92,25 @@ def fake_results(nkr: tuple[float, ...], context: float = 0.4, flat: float = 1.0
     rows = []
     for seed in (0, 1, 2):
         for budget, acc in zip((30, 100, 300), nkr, strict=True):
-            rows.append({"status": "TERMINATED", "budget": budget, "seed": seed, ACC_NKR: acc, ACC_NO_ADAPTER: 0.25,
-                         ACC_CONTEXT: context, ACC_RETRIEVAL: 0.5, CONTEXT_COVERAGE: 0.3,
-                         ACC_NKR_AGENT_FORM: acc, ACC_CONTEXT_SHORT: 0.8, ENCODE_SECONDS: 1.0,
-                         f"{NKR_FLOPS_PREFIX}200": 1e6, f"{NKR_FLOPS_PREFIX}2000": 1e6 * flat,
-                         f"{CONTEXT_FLOPS_PREFIX}200": 1e7, f"{CONTEXT_FLOPS_PREFIX}2000": 1e7 * growth})
+            rows.append(
+                {
+                    "status": "TERMINATED",
+                    "budget": budget,
+                    "seed": seed,
+                    ACC_NKR: acc,
+                    ACC_NO_ADAPTER: 0.25,
+                    ACC_CONTEXT: context,
+                    ACC_RETRIEVAL: 0.5,
+                    CONTEXT_COVERAGE: 0.3,
+                    ACC_NKR_AGENT_FORM: acc,
+                    ACC_CONTEXT_SHORT: 0.8,
+                    ENCODE_SECONDS: 1.0,
+                    f"{NKR_FLOPS_PREFIX}200": 1e6,
+                    f"{NKR_FLOPS_PREFIX}2000": 1e6 * flat,
+                    f"{CONTEXT_FLOPS_PREFIX}200": 1e7,
+                    f"{CONTEXT_FLOPS_PREFIX}2000": 1e7 * growth,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -107,16 +121,24 @@ def test_analyze_checks_each_part_of_the_claim() -> None:
     assert good.evidence["gain_over_no_adapter"] == pytest.approx(0.55)
     assert not study.analyze(fake_results((0.3, 0.4, 0.5))).checks["nkr_beats_no_adapter_by_30pts"]
     assert not study.analyze(fake_results((0.4, 0.9, 0.8))).checks["accuracy_non_decreasing_in_budget"]
-    assert not study.analyze(fake_results((0.4, 0.7, 0.9), context=0.95)).checks[
-        "nkr_at_least_in_context_long_video"]
+    assert not study.analyze(fake_results((0.4, 0.7, 0.9), context=0.95)).checks["nkr_at_least_in_context_long_video"]
     assert not study.analyze(fake_results((0.4, 0.7, 0.9), flat=1.5)).checks["nkr_query_flops_flat"]
     assert not study.analyze(fake_results((0.4, 0.7, 0.9), growth=2.0)).checks["context_query_flops_grow_3x"]
     missing = study.analyze(fake_results((0.4, 0.7, 0.9)).query("budget == 30"))
     assert not missing.holds and missing.checks == {"grid_complete": False}
 
 
-REDUCED = {"frames": 300, "context": 96, "distil_steps": 200, "base_hidden": 32, "base_layers": 2,
-           "base_intermediate": 64, "pretrain_steps": 60, "pretrain_batch": 8, "latency_frames": [100, 1000]}
+REDUCED = {
+    "frames": 300,
+    "context": 96,
+    "distil_steps": 200,
+    "base_hidden": 32,
+    "base_layers": 2,
+    "base_intermediate": 64,
+    "pretrain_steps": 60,
+    "pretrain_batch": 8,
+    "latency_frames": [100, 1000],
+}
 
 
 @pytest.fixture(scope="module")

@@ -172,8 +172,15 @@ def test_network_heads_and_loss_shapes() -> None:
         model = NoiseUNet(5, 4, heads)
         output = model(torch.from_numpy(batch.inputs()))
         assert output.shape == (3, channels, 16, 16)
-        loss = noise_loss(output, torch.from_numpy(batch.real / Z_MAX), torch.from_numpy(batch.depth / Z_MAX),
-                          torch.from_numpy(batch.invalid), heads, 0.5, 2)
+        loss = noise_loss(
+            output,
+            torch.from_numpy(batch.real / Z_MAX),
+            torch.from_numpy(batch.depth / Z_MAX),
+            torch.from_numpy(batch.invalid),
+            heads,
+            0.5,
+            2,
+        )
         assert loss.ndim == 0 and torch.isfinite(loss)
         depth, invalid = synthesise(model, batch, seed=0)
         assert depth.shape == (3, 16, 16) and (depth[invalid] == 0).all()
@@ -210,11 +217,28 @@ def test_yaml_config_validates_and_sweeps_the_ablation() -> None:
 def fake_results(recall0: float, recall: float, w1_single: float, synth: float) -> pd.DataFrame:
     rows = []
     for seed in (0, 1):
-        for heads, gamma, rec, w1 in (("dual", 0.0, recall0, 0.01), ("dual", 0.5, recall, 0.01),
-                                      ("single", 0.5, 0.7, w1_single)):
-            rows.append({"status": "TERMINATED", "heads": heads, "gamma": gamma, "levels": 3, "seed": seed,
-                         MASK_RECALL: rec, MASK_PRECISION: 0.8, MASK_F1: 2 * rec * 0.8 / (rec + 0.8), W1_DZ: w1,
-                         ACC_CLEAN: 0.4, ACC_GAUSSIAN: 0.45, ACC_SYNTH: synth, ACC_SENSOR: 0.9})
+        for heads, gamma, rec, w1 in (
+            ("dual", 0.0, recall0, 0.01),
+            ("dual", 0.5, recall, 0.01),
+            ("single", 0.5, 0.7, w1_single),
+        ):
+            rows.append(
+                {
+                    "status": "TERMINATED",
+                    "heads": heads,
+                    "gamma": gamma,
+                    "levels": 3,
+                    "seed": seed,
+                    MASK_RECALL: rec,
+                    MASK_PRECISION: 0.8,
+                    MASK_F1: 2 * rec * 0.8 / (rec + 0.8),
+                    W1_DZ: w1,
+                    ACC_CLEAN: 0.4,
+                    ACC_GAUSSIAN: 0.45,
+                    ACC_SYNTH: synth,
+                    ACC_SENSOR: 0.9,
+                }
+            )
     return pd.DataFrame(rows)
 
 

@@ -192,8 +192,11 @@ def fake_results(fd: dict[str, dict[str, float]], hole: dict[str, float]) -> pd.
     return pd.DataFrame(rows)
 
 
-GOOD_FD = {"none": {"near": 1.0, "mid": 2.0, "far": 3.0}, "warped": {"near": 1.0, "mid": 1.8, "far": 2.6},
-           "alternating": {"near": 0.98, "mid": 1.7, "far": 2.4}}
+GOOD_FD = {
+    "none": {"near": 1.0, "mid": 2.0, "far": 3.0},
+    "warped": {"near": 1.0, "mid": 1.8, "far": 2.6},
+    "alternating": {"near": 0.98, "mid": 1.7, "far": 2.4},
+}
 
 
 def test_analyze_checks_each_part_of_the_claim() -> None:

@@ -166,8 +166,9 @@ def test_analyze_checks_each_part_of_the_claim() -> None:
     assert not small.checks["cross_view_gain_5pts"] and small.checks["cross_view_nondecreasing_in_K"]
     dip = study.analyze(fake_results(dict(zip(CELLS, (0.3, 0.32, 0.45, 0.33, 0.4), strict=True)), single))
     assert not dip.checks["cross_view_nondecreasing_in_K"] and not dip.holds
-    hurt = study.analyze(fake_results(dict(zip(CELLS, (0.3, 0.32, 0.35, 0.33, 0.4), strict=True)),
-                                      {**single, (16, "interleaved"): 0.77}))
+    hurt = study.analyze(
+        fake_results(dict(zip(CELLS, (0.3, 0.32, 0.35, 0.33, 0.4), strict=True)), {**single, (16, "interleaved"): 0.77})
+    )
     assert not hurt.checks["single_view_not_hurt_2pts"]
     missing = study.analyze(fake_results({(0, "pairs"): 0.3}, {(0, "pairs"): 0.8}))
     assert not missing.holds and missing.checks == {"grid_complete": False}
@@ -180,14 +181,19 @@ REDUCED = {"cities": 3, "eval_cities": 1, "city_size": 10, "pretrain_steps": 120
 @pytest.fixture(scope="module")
 def reduced_grid() -> pd.DataFrame:
     fixed = {**load_config("urban_mllm").study.model_dump(), **REDUCED}
-    arms = [grid_locally(UrbanMLLMStudy(), fixed, {"latents": [k], "pretrain": [p], "seed": [0, 1]})
-            for k, p in ((0, "pairs"), (16, "interleaved"))]
+    arms = [
+        grid_locally(UrbanMLLMStudy(), fixed, {"latents": [k], "pretrain": [p], "seed": [0, 1]})
+        for k, p in ((0, "pairs"), (16, "interleaved"))
+    ]
     return pd.concat(arms, ignore_index=True)
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="the cross-view gain is absent on the reduced grid (seed 0: 0.22 vs 0.21); "
-                   "not established at laptop scale, docs/study_urban_mllm.md")
+@pytest.mark.xfail(
+    strict=True,
+    reason="the cross-view gain is absent on the reduced grid (seed 0: 0.22 vs 0.21); "
+    "not established at laptop scale, docs/study_urban_mllm.md",
+)
 def test_claim_shape_on_a_reduced_grid(reduced_grid: pd.DataFrame) -> None:
     assert (reduced_grid["status"] == "TERMINATED").all()
     by = reduced_grid.set_index(["latents", "pretrain", "seed"])

@@ -95,5 +95,3 @@ def test_hindsight_buffer_keeps_several_distinct_shortest_demos_per_goal() -> No
     assert restored.demonstrations() == buffer.demonstrations()
     with pytest.raises(ValueError, match="per_goal"):
         hindsight.HindsightBuffer(per_goal=0)
-
-

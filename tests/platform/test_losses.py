@@ -414,8 +414,9 @@ def test_registries_name_every_loss_term_and_estimator() -> None:
     assert set(ADVANTAGE_ESTIMATORS) == {"grpo", "drgrpo", "rloo"}
 
 
-def _inputs(logprobs: torch.Tensor, logits: torch.Tensor | None = None,
-            failure: list[bool] | None = None) -> TermInputs:
+def _inputs(
+    logprobs: torch.Tensor, logits: torch.Tensor | None = None, failure: list[bool] | None = None
+) -> TermInputs:
     zeros = torch.zeros_like(logprobs)
     return TermInputs(
         logprobs=logprobs,

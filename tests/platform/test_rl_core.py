@@ -28,9 +28,9 @@ from raygent.platform.rl.batch import (
 )
 from raygent.platform.rl.engine import InferenceEngine
 from raygent.platform.rl.learner import Learner
-from raygent.platform.rl.rollout import EpisodeRequest, EpisodeRunner, mix_seed
+from raygent.platform.rl.rollout import EpisodeRequest, EpisodeRunner
 from raygent.platform.rl.settings import LearnerSettings
-from raygent.platform.rl.tasks import AdaptiveSource, StaticSource, template_of
+from raygent.platform.rl.tasks import AdaptiveSource, StaticSource, batch_seed, template_of
 from raygent.policies.backends.base import Completion, SamplingParams
 from raygent.policies.backends.hf import HFBackend
 from raygent.policies.presets import build_tiny_model
@@ -177,7 +177,9 @@ def test_episodes_record_the_engines_tokens_and_the_learner_recomputes_them(mode
 
 def test_a_seeded_episode_samples_the_same_tokens_on_any_runner_in_any_batch(backend: HFBackend) -> None:
     tasks = toolcalc_tasks("train", 0, 4)
-    requests = [EpisodeRequest(t, f"g{i}", j, mix_seed(7, i, j)) for i, t in enumerate(tasks) for j in range(2)]
+    requests = [
+        EpisodeRequest(t, f"g{i}", j, batch_seed(7, i, f"sample/{j}")) for i, t in enumerate(tasks) for j in range(2)
+    ]
 
     def runner(slots: int) -> EpisodeRunner:
         return EpisodeRunner(ToolCalcEnv, slots, backend.tokenizer, FORMAT, backend.generate, max_turns=3)
@@ -188,11 +190,11 @@ def test_a_seeded_episode_samples_the_same_tokens_on_any_runner_in_any_batch(bac
         split.update({id(r): t for r, t in zip(part, runner(2).run(part, SAMPLING), strict=True)})
     for request, trajectory in zip(requests, together, strict=True):
         assert [s.response_ids for s in split[id(request)].steps] == [s.response_ids for s in trajectory.steps]
-    reseeded = [EpisodeRequest(r.task, r.group_id, r.index, mix_seed(8, r.index)) for r in requests]
+    reseeded = [EpisodeRequest(r.task, r.group_id, r.index, batch_seed(8, r.index)) for r in requests]
     assert [s.response_ids for t in runner(8).run(reseeded, SAMPLING) for s in t.steps] != [
         s.response_ids for t in together for s in t.steps
     ]
-    assert len({mix_seed(7, i, j) for i in range(50) for j in range(50)}) == 2500
+    assert len({batch_seed(7, i, f"sample/{j}") for i in range(50) for j in range(50)}) == 2500
 
 
 def test_the_engine_batches_seeded_requests_and_each_keeps_its_tokens(model_dir: Path) -> None:

@@ -219,8 +219,16 @@ def test_judgement_application_replaces_or_adds() -> None:
 
     task = Task(id="t", env="e", instruction="i")
     steps = [
-        Step(observation=Observation(text="o"), prompt_ids=[1], response_ids=[2], logprobs=[-0.1], action="a",
-             reward=r, failure=f, policy_version=0)
+        Step(
+            observation=Observation(text="o"),
+            prompt_ids=[1],
+            response_ids=[2],
+            logprobs=[-0.1],
+            action="a",
+            reward=r,
+            failure=f,
+            policy_version=0,
+        )
         for r, f in ((0.0, False), (1.0, True))
     ]
     trajectory = Trajectory(task=task, steps=steps, success=False, group_id="g")
@@ -266,8 +274,16 @@ def _scripted(model_dir: Path, answer: Any) -> Any:
         for prompt in prompts:
             text = answer(tokenizer.decode(prompt))
             ids = tokenizer.encode(text, add_special_tokens=False)
-            out.append(Completion(prompt_ids=prompt, response_ids=ids, logprobs=[-0.1] * len(ids), text=text,
-                                  finish_reason="stop", policy_version=0))
+            out.append(
+                Completion(
+                    prompt_ids=prompt,
+                    response_ids=ids,
+                    logprobs=[-0.1] * len(ids),
+                    text=text,
+                    finish_reason="stop",
+                    policy_version=0,
+                )
+            )
         return out
 
     return generate
@@ -311,7 +327,8 @@ def test_a_rule_based_reward_model_agrees_with_the_environment_checker(model_dir
     runner = _runner(model_dir, _scripted(model_dir, answer), ChatLoop)
     trajectories = runner.run([EpisodeRequest(t, f"g{i}") for i, t in enumerate(tasks)], SamplingParams())
     assert [t.success for t in trajectories] == [True, False] * 3
-    judged = [apply_judgement(t, j, "replace") for t, j in zip(trajectories, AnswerMatch().judge(trajectories),
-                                                              strict=True)]
+    judged = [
+        apply_judgement(t, j, "replace") for t, j in zip(trajectories, AnswerMatch().judge(trajectories), strict=True)
+    ]
     assert judge_metrics(trajectories, judged)["judge/agreement"] == 1.0
     assert [t.reward for t in judged] == [1.0, 0.0] * 3

@@ -25,8 +25,9 @@ def test_concurrent_builders_build_once_and_leave_no_temporary_directory(tmp_pat
         (out / "done").write_text("x")
 
     results: list[Path] = []
-    threads = [threading.Thread(target=lambda: results.append(build_once(tmp_path / "m", build, "done")))
-               for _ in range(3)]
+    threads = [
+        threading.Thread(target=lambda: results.append(build_once(tmp_path / "m", build, "done"))) for _ in range(3)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
