@@ -166,10 +166,12 @@ def test_raygent_serve_on_ray_serve_speaks_openai() -> None:
     with served(agent_run(), wait_s=300) as base:
         client = OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0, timeout=120)
         assert [model.id for model in client.models.list().data] == ["grpo_toy"]
-        chunks = list(
-            client.chat.completions.create(model="grpo_toy", messages=QUESTION, max_tokens=6, stream=True)  # type: ignore[arg-type]
-        )
-        assert len(chunks) >= 3 and chunks[0].choices[0].delta.role == "assistant"
+        kwargs = {"model": "grpo_toy", "messages": QUESTION, "max_tokens": 6, "temperature": 0}
+        plain = client.chat.completions.create(**kwargs)  # type: ignore[call-overload]
+        chunks = list(client.chat.completions.create(**kwargs, stream=True))  # type: ignore[call-overload]
+        assert chunks[0].choices[0].delta.role == "assistant"
+        assert "".join(chunk.choices[0].delta.content or "" for chunk in chunks) == plain.choices[0].message.content
+        assert chunks[-1].choices[0].finish_reason == plain.choices[0].finish_reason
         nan = b'{"model": "grpo_toy", "messages": [{"role": "user", "content": "hi"}], "temperature": NaN}'
         status, answer = post(f"{base}/v1/chat/completions", nan)
         assert status == 422 and answer["error"]["param"] == "temperature", answer
