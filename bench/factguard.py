@@ -21,7 +21,7 @@ from _runs import parse_args, run_job
 
 VARIANTS = {
     "decision_aware": [],
-    "outcome_only": ["reward.entry=raygent.rewards.decision_aware:OutcomeOnly"],
+    "outcome_only": ["reward.entry=raygent.rewards.factguard.decision_aware:OutcomeOnly"],
     "no_tools": ["env.task_kwargs.tools=false"],
 }
 KEYS = ("accuracy", "macro_f1", "cost_error", "tool_calls/claim", "tool_calls", "missed_fake")

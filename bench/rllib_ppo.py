@@ -6,14 +6,14 @@
                               [--ui-seed 0] [--templates open_file word_wrap ...] [--seed 0] [--max-minutes M]
                               [--free-browsers] [--env-factory module:attr] [--out curve.json]
 
-The environment is `"raygent-web-discrete"` (`environments/web/rllib.py`, registered with `register_env`) over
+The environment is `"raygent-web-discrete"` (`jobs/web_agent/rllib.py`, registered with `register_env`) over
 `BrowserEnv`; each env runner is a Ray actor with its own Chromium. An iteration samples `--batch` steps and
 runs PPO's update (`--policy elements`: one MLP shared across element slots; `flat`: RLlib's MLP over the
 whole feature vector); its success rate is the share of the episodes that ended in that iteration whose
 task validated (`WebSuccessCallback`). The first iteration samples with the untrained policy, so
 `first_success` is close to a masked random agent's rate. Default app: the code editor, whose atomic tasks
 ground best in this encoding (file names and menu labels that occur in the instruction; every atomic
-template fits the action space, see `tests/environments/test_web_rllib.py`).
+template fits the action space, see `tests/jobs/test_web_rllib.py`).
 
 `--env-factory module:attr` trains on whatever that factory builds from the env config (another registered app,
 an external benchmark's pages; `make_discrete_env`'s `factory` key); the module must be importable in every
@@ -42,7 +42,7 @@ from pathlib import Path
 
 import ray
 
-from raygent.environments.web.rllib import (
+from raygent.jobs.web_agent.rllib import (
     EPISODE_RETURN_MEAN,
     EPISODES_DONE,
     EPISODES_INFRA_FAILED,

@@ -26,8 +26,8 @@ from statistics import mean
 
 from _runs import parse_args, run_job, variant_summary
 
-from raygent.jobs.web_agent.demos import demonstrations
-from raygent.jobs.web_agent.tasks import sft_pool_for
+from raygent.environments.web.agent.demos import demonstrations
+from raygent.environments.web.agent.tasks import sft_pool_for
 from raygent.jobs.xskill.web import XSkillWebConfig, teacher_bank
 from raygent.platform.config import load_config
 from raygent.platform.rl.initial import agent_sections

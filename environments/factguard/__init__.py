@@ -2,8 +2,8 @@
 
 Modules: `world` (the fact-check corpus and the item generator, splits), `tools` (action grammar, BM25 retriever,
 clip analyzer, per-episode budgets), `env` (the gymnasium environment and `register_envs`), `tasks` (the task
-function), `expert` (the oracle and its demonstrations), `agent` (the agent loop with the tools as Ray actors),
-`corpus` (tokenizer text). Only `agent` touches Ray.
+function), `expert` (the oracle and its demonstrations), `corpus` (tokenizer text). No Ray here: the agent loop
+with the tools as Ray actors is the job's (`jobs/factguard/loop.py`).
 """
 
 from raygent.environments.factguard.corpus import corpus

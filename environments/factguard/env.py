@@ -4,13 +4,13 @@ The first observation is the video's transcript and length (the claim is the tas
 the frames' forensic flags or any fact-check. Each turn the agent sends one action (`tools.py`): `analyze_clip(S, E)`
 and `retrieve(QUERY)` answer with the tool's text as the next observation (reward 0; per-episode budgets),
 `verdict(real|fake, C)` ends the episode with reward 1.0 when the label is right and 0.0 otherwise (the outcome;
-the decision-aware reward model in `rewards/decision_aware.py` judges the whole trajectory instead). An unparsable
-action returns an `error: ...` observation and uses a turn; `max_turns` actions without a verdict truncate the
-episode (reward 0).
+the decision-aware reward model in `rewards/factguard/decision_aware.py` judges the whole trajectory instead).
+An unparsable action returns an `error: ...` observation and uses a turn; `max_turns` actions without a verdict
+truncate the episode (reward 0).
 
 Tool calls are environment steps here, in process, so the environment is complete on its own (gymnasium users,
-the scripted expert, tests). In a training run the agent loop (`agent.py`) answers them first, agent-side, through
-the tool actors; this environment then only ever sees the verdict.
+the scripted expert, tests). In a training run the agent loop (`jobs/factguard/loop.py`) answers them first,
+agent-side, through the tool actors; this environment then only ever sees the verdict.
 
 `info`: `valid_action`, `tool_calls` (by tool), `refused_calls`, `kind`, and on the final step `success`,
 `verdict`, `confidence` (None when truncated) and `label`.
@@ -34,6 +34,7 @@ from raygent.environments.factguard.tools import (
     parse_action,
 )
 from raygent.environments.factguard.world import ENV_ID
+from raygent.environments.text import text_space
 from raygent.platform.contracts import Task
 
 DEFAULT_MAX_TURNS = 4
@@ -65,12 +66,12 @@ class FactGuardEnv(gymnasium.Env[Observation, str]):
         self.budgets = check_budgets(budgets or DEFAULT_BUDGETS)
         self.observation_space = spaces.Dict(
             {
-                "text": spaces.Text(MAX_TEXT, min_length=1),
+                "text": text_space(MAX_TEXT, min_length=1),
                 "turn": spaces.Discrete(max_turns + 1),
-                "last_action_error": spaces.Text(MAX_TEXT, min_length=0),
+                "last_action_error": text_space(MAX_TEXT, min_length=0),
             }
         )
-        self.action_space = spaces.Text(MAX_TEXT, min_length=1)
+        self.action_space = text_space(MAX_TEXT, min_length=1)
         self._local: dict[int, LocalTools] = {}
         self._task: Task | None = None
         self._tools: EpisodeTools | None = None

@@ -4,7 +4,7 @@ renders it.
 The observation is the anchor's description in the grammar's words (`world.describe`: its ID-critical attributes and
 its nuisances); the action is an instruction (`world.parse_instruction`). The episode ends after that one action.
 The environment's own reward is the format: 1.0 for an instruction that parses, 0.0 otherwise; the ReasonAug reward
-model (`rewards/reasonaug.py`, MAGR) judges the edited image instead. The final step's `info` carries what the
+model (`rewards/reasonaug/magr.py`, MAGR) judges the edited image instead. The final step's `info` carries what the
 reward model needs, as plain values (the rollout keeps only those): `anchor` and `edited` (base64 of the uint8
 3 x 32 x 16 images), `label` (the anchor's identity), `valid_action`, `success`, `instruction` (the edit as
 applied) and `identity_changed` (ground truth, logged to measure the gate, never used by the reward).
@@ -32,6 +32,7 @@ from raygent.environments.reasonaug.world import (
     render,
     to_uint8,
 )
+from raygent.environments.text import text_space
 from raygent.platform.contracts import Task
 
 MAX_TEXT = 256
@@ -53,8 +54,8 @@ class AugmentationEnv(gymnasium.Env[Observation, str]):
         if instruction not in ("policy", "random"):
             raise ValueError(f"instruction must be 'policy' or 'random', got {instruction!r}")
         self.instruction = instruction
-        self.observation_space = spaces.Dict({"text": spaces.Text(MAX_TEXT, min_length=1)})
-        self.action_space = spaces.Text(MAX_TEXT, min_length=1)
+        self.observation_space = spaces.Dict({"text": text_space(MAX_TEXT, min_length=1)})
+        self.action_space = text_space(MAX_TEXT, min_length=1)
         self._task: Task | None = None
         self._episodes = 0
         self._done = True

@@ -23,6 +23,7 @@ from typing import Any, SupportsFloat
 import gymnasium
 from gymnasium import spaces
 
+from raygent.environments.text import text_space
 from raygent.platform.contracts import Task
 
 ENV_ID = "raygent/SingleTurn-v0"
@@ -84,8 +85,8 @@ class SingleTurnEnv(gymnasium.Env[Observation, str]):
     def __init__(self, reward: str | RewardFunction, success_threshold: float = 1.0) -> None:
         self.reward_fn = load_reward(reward)
         self.success_threshold = float(success_threshold)
-        self.observation_space = spaces.Dict({"text": spaces.Text(MAX_TEXT, min_length=0)})
-        self.action_space = spaces.Text(MAX_TEXT, min_length=0)
+        self.observation_space = spaces.Dict({"text": text_space(MAX_TEXT, min_length=0)})
+        self.action_space = text_space(MAX_TEXT, min_length=0)
         self._task: Task | None = None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Observation, dict]:

@@ -13,15 +13,11 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from raygent.environments.text import CHARSET
+
 MAX_TEXT_CHARS = 16000
 MAX_SHORT_CHARS = 2048
 MAX_ACTION_CHARS = 4096
-_RANGES = (
-    (0x20, 0x7E), (0xA0, 0x24F), (0x370, 0x3FF), (0x400, 0x4FF), (0x2000, 0x206F), (0x20A0, 0x20CF),
-    (0x2100, 0x214F), (0x2190, 0x23FF), (0x2460, 0x27BF), (0x2B00, 0x2BFF), (0xFFFD, 0xFFFD),
-)  # fmt: skip
-CHARSET = "\n\t" + "".join(chr(c) for low, high in _RANGES for c in range(low, high + 1))
-"""Characters observations may hold; others become '?'."""
 _ALLOWED = frozenset(CHARSET)
 
 

@@ -5,8 +5,8 @@ The page is both the environment's (`env.kwargs.url`) and its tasks' (`env.task_
 
     env: {name: web_url, kwargs: {url: "http://127.0.0.1:8000/"}, task_kwargs: {url: "http://127.0.0.1:8000/"}}
 
-The suite's own apps are registered environments too, one per app, as the web agent runs them
-(`raygent.jobs.web_agent.envs`: their task source and experts are the web agent job's).
+The suite's own apps are registered environments too, one per app, as a web agent runs them
+(`agent/spec.py`).
 """
 
 from __future__ import annotations

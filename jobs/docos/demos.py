@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from raygent.environments.web.agent.demos import demonstrations
+from raygent.environments.web.agent.observation import grounded
 from raygent.environments.web.doc_tools import OPEN_TOOL, SEARCH_TOOL, DocCall, DocSession, open_call, search_call
 from raygent.jobs.docos.loop import EMPTY, UNAVAILABLE, oracle_context, render
-from raygent.jobs.web_agent.demos import demonstrations
-from raygent.jobs.web_agent.observation import grounded
 from raygent.platform.contracts import Task
 
 Turns = list[tuple[str, str]]

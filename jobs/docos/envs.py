@@ -10,7 +10,7 @@ SPEC = EnvSpec(
     name="docos",
     description="a web app's menu commands on randomized UI layouts, its documentation site as tools (search, open)",
     id="raygent/web-agent-v0",
-    registration="raygent.jobs.web_agent.env:register_envs",
+    registration="raygent.environments.web.agent.env:register_envs",
     tasks="raygent.jobs.docos.tasks:docos_tasks",
     demonstrations="raygent.jobs.docos.demos:docos_demonstrations",
     # the docos job's (jobs/configs/docos.yaml)

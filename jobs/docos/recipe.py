@@ -32,6 +32,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from raygent.environments.web.agent.demos import BLIND_LOOKS, ensure_recorded, load_body
+from raygent.environments.web.agent.demos import cache_path as demo_cache_path
+from raygent.environments.web.agent.observation import compact
 from raygent.environments.web.doc_tools import page_text, reader_pages, reader_solver
 from raygent.environments.web.docs.pages import site
 from raygent.environments.web.env import BrowserEnv
@@ -40,9 +43,6 @@ from raygent.jobs.docos.demos import docos_demonstrations
 from raygent.jobs.docos.metrics import EpisodeScore, claims, reader_score, score, search_failure, summarize
 from raygent.jobs.docos.settings import DocOSConfig
 from raygent.jobs.docos.tasks import VARIANTS, docos_tasks
-from raygent.jobs.web_agent.demos import BLIND_LOOKS, ensure_recorded, load_body
-from raygent.jobs.web_agent.demos import cache_path as demo_cache_path
-from raygent.jobs.web_agent.observation import compact
 from raygent.platform.config import JobConfig
 from raygent.platform.contracts import Task, Trajectory
 from raygent.platform.rl.hooks import TrainerHook

@@ -25,13 +25,13 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Literal, get_args
 
+from raygent.environments.web.agent.demos import demonstrations, ensure_recorded
+from raygent.environments.web.agent.observation import Grounding, with_grounding
+from raygent.environments.web.agent.splits import HELDOUT_START
+from raygent.environments.web.agent.tasks import heldout_seeds, template_ids
 from raygent.environments.web.doc_tools import commands_run, target_pages
 from raygent.environments.web.registry import make_task
 from raygent.environments.web.server import ui_spec
-from raygent.jobs.web_agent.demos import demonstrations, ensure_recorded
-from raygent.jobs.web_agent.observation import Grounding, with_grounding
-from raygent.jobs.web_agent.splits import HELDOUT_START
-from raygent.jobs.web_agent.tasks import heldout_seeds, template_ids
 from raygent.platform.config import Count, Share
 from raygent.platform.contracts import Task
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from raygent.platform.contracts import Trajectory
-from raygent.rewards.decision_aware import DecisionCosts, error_cost, error_kind, final_verdict, tool_calls
+from raygent.rewards.factguard.decision_aware import DecisionCosts, error_cost, error_kind, final_verdict, tool_calls
 
 KINDS = ("claim", "clip", "kb")
 

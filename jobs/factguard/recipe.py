@@ -8,7 +8,8 @@ called from the agent loop (`rollout.agent: FactGuardLoop`). Greedy evaluation o
 trained on) before GRPO (= the SFT model) and after it: accuracy, macro-F1, accuracy and tool calls per item kind,
 cost-weighted error (`metrics.py`), in `summary.json`, `factguard.json` and the report's table.
 
-Ablations are config overrides: `reward.entry=raygent.rewards.decision_aware:OutcomeOnly` (outcome-only reward),
+Ablations are config overrides: `reward.entry=raygent.rewards.factguard.decision_aware:OutcomeOnly` (outcome-only
+reward),
 `env.task_kwargs.tools=false` (no tools: the loop refuses every call and the oracle answers without evidence).
 """
 
@@ -30,7 +31,7 @@ from raygent.platform.rl.hooks import TrainerHook
 from raygent.platform.rl.initial import agent_sections, initial_model
 from raygent.platform.rl.report import write_report
 from raygent.platform.rl.trainer import AgentTrainer
-from raygent.rewards.decision_aware import DecisionCosts
+from raygent.rewards.factguard.decision_aware import DecisionCosts
 
 RESULTS_FILE = "factguard.json"
 TABLE_KEYS = (

@@ -8,16 +8,16 @@ from typing import Any
 
 from pydantic import ValidationError, field_validator, model_validator
 
-from raygent.environments.factguard.agent import LoopSettings
 from raygent.environments.factguard.tools import check_budgets
+from raygent.jobs.factguard.loop import LoopSettings
 from raygent.platform.config import check_known_keys, first_error
 from raygent.platform.rl.reward import RewardSettings
 from raygent.platform.rl.settings import AgentRunConfig, EnvSettings, RolloutSettings
-from raygent.rewards.decision_aware import DecisionCosts
+from raygent.rewards.factguard.decision_aware import DecisionCosts
 
-LOOP = "raygent.environments.factguard.agent:FactGuardLoop"
-DECISION_AWARE = "raygent.rewards.decision_aware:DecisionAware"
-OUTCOME_ONLY = "raygent.rewards.decision_aware:OutcomeOnly"
+LOOP = "raygent.jobs.factguard.loop:FactGuardLoop"
+DECISION_AWARE = "raygent.rewards.factguard.decision_aware:DecisionAware"
+OUTCOME_ONLY = "raygent.rewards.factguard.decision_aware:OutcomeOnly"
 ENV_KWARGS = ("max_turns", "budgets")
 
 

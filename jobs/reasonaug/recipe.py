@@ -8,7 +8,7 @@ Stages (`raygent run reasonaug`):
    identity-preserving renders) into `RUN_DIR/reid/` (reused from `$RAYGENT_CACHE/reasonaug` for the same world
    and settings); f's round-0 mAP / Rank-1 on the held-out query/gallery split;
 2. a `tiny-qwen2` policy (or `policy.model`, e.g. `smollm2-135m-instruct`) SFT'd on the heuristic instruction
-   writer, then GRPO through the RL core with MAGR (`rewards/reasonaug.py`) as the judge stage's reward model and
+   writer, then GRPO through the RL core with MAGR (`rewards/reasonaug/magr.py`) as the judge stage's reward model and
    the selective entropy term (`entropy.py`) beside the GRPO term; the reward actor owns f and retrains it on
    the accepted edits every `reward.kwargs.retrain_every` steps (`RUN_DIR/reid/reid.jsonl`);
 3. the table: f's mAP and Rank-1 at round 0 and after the last round, the acceptance and identity-change rates of
@@ -41,7 +41,7 @@ from raygent.platform.rl.initial import agent_sections, initial_model
 from raygent.platform.rl.report import write_report
 from raygent.platform.rl.trainer import AgentTrainer
 from raygent.policies.cache import cache_root
-from raygent.rewards.reasonaug import (
+from raygent.rewards.reasonaug.magr import (
     CALLS_FILE,
     INITIAL_FILE,
     REFERENCE_FILE,
@@ -49,7 +49,7 @@ from raygent.rewards.reasonaug import (
     MAGRSettings,
     read_jsonl,
 )
-from raygent.rewards.reasonaug_reid import ReIDSettings, build_model, evaluate, make_optimizer, state_of, train_steps
+from raygent.rewards.reasonaug.reid import ReIDSettings, build_model, evaluate, make_optimizer, state_of, train_steps
 
 DATA_FILE = "reasonaug_data.npz"
 STATE_DIR = "reid"

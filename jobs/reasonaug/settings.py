@@ -10,9 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from raygent.platform.config import check_known_keys, first_error
 from raygent.platform.rl.reward import RewardSettings
 from raygent.platform.rl.settings import AgentRunConfig, EnvSettings
-from raygent.rewards.reasonaug import MAGRSettings
+from raygent.rewards.reasonaug.magr import MAGRSettings
 
-MAGR_ENTRY = "raygent.rewards.reasonaug:MAGR"
+MAGR_ENTRY = "raygent.rewards.reasonaug.magr:MAGR"
 SAE_ENTRY = "raygent.jobs.reasonaug.entropy:SelectiveEntropy"
 ENV_KWARGS = ("instruction",)
 VARIANTS = ("closed", "nogate", "open", "random", "none")

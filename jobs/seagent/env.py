@@ -24,9 +24,9 @@ from typing import Any, SupportsFloat
 
 import gymnasium
 
+from raygent.environments.web.agent.env import CompactWebEnv
 from raygent.environments.web.sandbox import origin_of
 from raygent.environments.web.url_env import UrlUnavailable, check_url, register_url_app, task_url
-from raygent.jobs.web_agent.env import CompactWebEnv
 from raygent.rewards.seagent.wsm import FINAL_SCREEN_KEY
 
 ENV_ID = "raygent/seagent-v0"

@@ -20,7 +20,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from raygent.jobs.web_agent.replay import Demonstration
+from raygent.environments.web.agent.hindsight import Demonstration
 from raygent.platform.contracts import Task, Trajectory
 from raygent.platform.rl.batch import samples_from_demonstration
 from raygent.platform.rl.hooks import HookContext, TrainerHook

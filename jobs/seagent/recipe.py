@@ -36,6 +36,9 @@ from typing import Any
 
 from rich.console import Console
 
+from raygent.environments.web.agent import screens as screenshots
+from raygent.environments.web.agent.demos import demonstrations, record_pool
+from raygent.environments.web.agent.tasks import sft_pool
 from raygent.environments.web.registry import list_tasks, make_task
 from raygent.environments.web.server import AppServer
 from raygent.environments.web.url_env import url_task
@@ -48,10 +51,6 @@ from raygent.jobs.seagent.settings import (
     SeagentSettings,
     SeagentTaskSettings,
 )
-from raygent.jobs.web_agent import screens as screenshots
-from raygent.jobs.web_agent.demos import demonstrations
-from raygent.jobs.web_agent.recipe import WebAgent
-from raygent.jobs.web_agent.tasks import sft_pool
 from raygent.platform.config import JobConfig
 from raygent.platform.rl.hooks import TrainerHook
 from raygent.platform.rl.initial import agent_sections, initial_model
@@ -212,7 +211,7 @@ def prior_pool(agent: SeagentConfig, workers: int, console: Console) -> list[str
     """The prior's SFT task ids (the other apps' experts), recorded into the demonstration cache."""
     sft_kwargs = {**agent.env.task_kwargs, **agent.sft.task_kwargs}
     pool = sft_pool(sft_kwargs.get("apps"), None, sft_kwargs.get("difficulties", (1,)), 1, ())
-    WebAgent.record_pool(pool, workers, console)
+    record_pool(pool, workers, console)
     return pool
 
 

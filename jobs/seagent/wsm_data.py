@@ -40,12 +40,12 @@ from typing import Any
 
 from playwright.sync_api import Error as PlaywrightError
 
+from raygent.environments.web.agent.demos import BLIND_LOOKS, fingerprint
+from raygent.environments.web.agent.env import release_thread_browser, thread_browser
+from raygent.environments.web.agent.observation import compact
 from raygent.environments.web.env import BrowserEnv
 from raygent.environments.web.server import ui_spec
 from raygent.environments.web.task import verdict
-from raygent.jobs.web_agent.demos import BLIND_LOOKS, fingerprint
-from raygent.jobs.web_agent.env import release_thread_browser, thread_browser
-from raygent.jobs.web_agent.observation import compact
 from raygent.platform.contracts import Task
 from raygent.policies.cache import cache_root
 

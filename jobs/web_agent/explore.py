@@ -25,13 +25,13 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from raygent.environments.web.agent.demos import Turns, cache_path, ensure_recorded, load_body
+from raygent.environments.web.agent.hindsight import HindsightGoals, candidate_of
+from raygent.environments.web.agent.observation import compact
+from raygent.environments.web.agent.splits import TRAIN_POOL
 from raygent.environments.web.env import BrowserEnv
 from raygent.environments.web.observe import parse
 from raygent.environments.web.registry import TaskInstance
-from raygent.jobs.web_agent.demos import Turns, cache_path, ensure_recorded, load_body
-from raygent.jobs.web_agent.hindsight import HindsightGoals, candidate_of
-from raygent.jobs.web_agent.observation import compact
-from raygent.jobs.web_agent.splits import TRAIN_POOL
 from raygent.platform.contracts import Task
 
 EXPLORE_VERSION = "6"

@@ -30,21 +30,19 @@ rollout-level with the group-normalised advantage. Cluster scale is the same job
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from statistics import mean
 from typing import Any
 
 from pydantic import Field
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from raygent.environments.web.registry import list_tasks, make_task
-from raygent.jobs.web_agent import screens
-from raygent.jobs.web_agent.demos import demonstrations, ensure_recorded, first_screens
+from raygent.environments.web.agent import screens
+from raygent.environments.web.agent.demos import demonstrations, first_screens, record_pool
+from raygent.environments.web.agent.tasks import sft_pool_for, template_ids, tokenizer_corpus, web_tasks
+from raygent.environments.web.registry import make_task
 from raygent.jobs.web_agent.explore import explorations
 from raygent.jobs.web_agent.replay import HindsightReplay, ReplaySettings
-from raygent.jobs.web_agent.tasks import sft_pool_for, template_ids, web_tasks
 from raygent.platform.config import JobConfig
 from raygent.platform.rl import metrics as m
 from raygent.platform.rl.initial import agent_sections, initial_model
@@ -89,17 +87,6 @@ class WebAgentConfig(AgentRunConfig):
     web: WebSettings = WebSettings()
 
 
-def tokenizer_corpus(
-    demos: list[list[tuple[str, str]]], screen_texts: Sequence[str] = (), instruction_seeds: int = 20, repeats: int = 3
-) -> list[str]:
-    """Text to train the tokenizer on: the demonstrations' observations and actions, the instructions of every
-    template of every app, and unlabelled first screens (`repeats` times, so their words become tokens)."""
-    text = [part for turns in demos for turn in turns for part in turn if part]
-    for tid in list_tasks():
-        text += [make_task(f"{tid}/{seed}").goal for seed in range(instruction_seeds)]
-    return text + list(screen_texts) * repeats
-
-
 def template_rows(records: list[dict[str, Any]], last_step: int) -> list[tuple[str, float, float]]:
     """`(held-out <template>, before, after)`: held-out success per template in the evaluations at step 0 and
     `last_step` (their `eval/outcomes`); none when either is missing."""
@@ -132,7 +119,7 @@ class WebAgent:
         grpo_kwargs = agent.env.task_kwargs
         sft_kwargs = {**grpo_kwargs, **agent.sft.task_kwargs}
         pool = sft_pool_for(sft_kwargs)
-        self.record_pool(pool, agent.web.demo_workers, console)
+        record_pool(pool, agent.web.demo_workers, console)
         never_trained = list(grpo_kwargs.get("exclude", ()))
         grpo_templates = template_ids(
             grpo_kwargs.get("apps"), grpo_kwargs.get("templates"), grpo_kwargs.get("difficulties", (1,)), never_trained
@@ -216,19 +203,3 @@ class WebAgent:
         goals = len({task.instruction for task, _ in found})
         console.print(f"exploration: {len(tasks)} episodes, {len(found)} demonstrations of {goals} distinct goals")
         return found
-
-    @staticmethod
-    def record_pool(tasks: list[Any], workers: int, console: Console) -> None:
-        """Record the SFT pool's missing demonstrations up front, with a progress bar."""
-        with Progress(
-            TextColumn("[bold]demonstrations"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-        ) as progress:
-            bar = progress.add_task("demonstrations", total=None)
-            recorded = ensure_recorded(
-                tasks, workers, progress=lambda done, total: progress.update(bar, completed=done, total=total)
-            )
-        console.print(f"demonstrations: {len(tasks)} tasks ({recorded} recorded now, the rest from the cache)")

@@ -25,20 +25,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from raygent.environments.web.agent.hindsight import INFO_KEY, Demonstration
 from raygent.platform.contracts import Task, Trajectory
 from raygent.platform.rl.batch import Sample, samples_from_demonstration
 from raygent.platform.rl.hooks import HookContext, TrainerHook
 from raygent.platform.rl.tasks import batch_seed
-
-INFO_KEY = "hindsight"
-"""`info[INFO_KEY]`: `encode`d `[task id, instruction]` pairs first achieved at that step."""
-
-Demonstration = tuple[Task, list[tuple[str, str]]]
-
-
-def encode(achieved: Sequence[tuple[str, str]]) -> str:
-    """The `info[INFO_KEY]` value an environment reports for goals `(task id, instruction)` achieved at a step."""
-    return json.dumps([list(goal) for goal in achieved], ensure_ascii=False)
 
 
 def _effective(trajectory: Trajectory, index: int) -> bool:

@@ -36,16 +36,21 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import field_validator
+from pydantic import Field, field_validator
 from rich.console import Console
 
+from raygent.environments.web.agent import screens
+from raygent.environments.web.agent.demos import demonstrations, first_screens, record_pool
+from raygent.environments.web.agent.tasks import (
+    sft_pool_for,
+    template_ids,
+    tokenizer_corpus,
+    web_demonstrations,
+    web_tasks,
+)
 from raygent.environments.web.grammar import ClickLabel
 from raygent.environments.web.observe import find_label, parse
 from raygent.environments.web.registry import available_apps, make_task
-from raygent.jobs.web_agent import screens
-from raygent.jobs.web_agent.demos import demonstrations, first_screens
-from raygent.jobs.web_agent.recipe import WebAgent, WebSettings, tokenizer_corpus
-from raygent.jobs.web_agent.tasks import sft_pool_for, template_ids, web_demonstrations, web_tasks
 from raygent.jobs.xskill.loop import with_context
 from raygent.jobs.xskill.memory import (
     MODES,
@@ -62,7 +67,7 @@ from raygent.jobs.xskill.tasks import check_modes
 from raygent.platform.config import check_arguments
 from raygent.platform.contracts import Task
 from raygent.platform.rl.initial import initial_model
-from raygent.platform.rl.settings import AgentRunConfig, EnvSettings, SFTSettings
+from raygent.platform.rl.settings import AgentRunConfig, EnvSettings, Section, SFTSettings
 from raygent.platform.rl.tasks import heldout_seed
 
 _ELEMENT_ACTION = re.compile(r"^\s*(\w+)\(\s*(\d+)\s*(,.*)?\)\s*$", re.S)
@@ -240,8 +245,15 @@ def _check_task_kwargs(where: str, value: dict[str, Any]) -> None:
         raise ValueError(f"{where}.{exc}") from None
 
 
+class WebSettings(Section):
+    """The `web:` section of `jobs/configs/xskill_web.yaml`."""
+
+    demo_workers: int = Field(default=3, ge=1)
+    """Threads (each with its own Chromium) that record missing demonstrations and first screens."""
+
+
 class XSkillWebConfig(AgentRunConfig):
-    """The sections of `jobs/configs/xskill_web.yaml`: the RL core's, the web agent's `web` and `xskill`."""
+    """The sections of `jobs/configs/xskill_web.yaml`: the RL core's, `web` and `xskill`."""
 
     rollout: XSkillRolloutSettings = XSkillRolloutSettings()
     web: WebSettings = WebSettings()
@@ -265,7 +277,7 @@ class XSkillWeb(XSkill):
         env_kwargs = {k: v for k, v in agent.env.task_kwargs.items() if k != "modes"}
         sft_kwargs = {**env_kwargs, **agent.sft.task_kwargs}
         pool = sft_pool_for(sft_kwargs)
-        WebAgent.record_pool(pool, agent.web.demo_workers, console)
+        record_pool(pool, agent.web.demo_workers, console)
         eval_apps = env_kwargs.get("eval_apps") or env_kwargs.get("apps")
         evaluated = template_ids(eval_apps, None, env_kwargs.get("difficulties", (1,)), env_kwargs.get("exclude", ()))
         text: list[str] = []

@@ -367,7 +367,9 @@ class RolloutWorker:
     """The rollout actor (wrap with `ray.remote`): an `EpisodeRunner` whose engine is an `InferenceEngine` actor.
 
     `env_id`/`env_kwargs` build each environment with `gymnasium.make` after calling `register` (a
-    `"module:attr"` function that registers the id in this process).
+    `"module:attr"` function that registers the id in this process). The environment keeps the wrappers `make`
+    puts on it (the registration's and gymnasium's own: order enforcing, the passive checker), so an environment
+    that is a wrapper (`CompactWebEnv`) or registers wrappers steps as a gymnasium user would see it.
     """
 
     def __init__(
@@ -396,7 +398,7 @@ class RolloutWorker:
         tokenizer = load_tokenizer(tokenizer_path)
         loop = load_entry(agent)
         self._make_runner = lambda: EpisodeRunner(
-            lambda: gymnasium.make(env_id, **env_kwargs).unwrapped,
+            lambda: gymnasium.make(env_id, **env_kwargs),
             n_envs,
             tokenizer,
             prompt_format,

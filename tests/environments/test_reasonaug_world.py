@@ -21,7 +21,7 @@ from raygent.environments.reasonaug import (
 )
 from raygent.environments.reasonaug.tasks import observation_text
 from raygent.environments.reasonaug.world import apply_instruction, identity_changed
-from raygent.rewards.reasonaug_reid import decode_image
+from raygent.rewards.reasonaug.reid import decode_image
 
 SLOTS = {"bg": "street", "light": "low", "top": "red", "bottom": "blue", "item": "bag", "occ": "left", "shift": "none"}
 

@@ -327,7 +327,7 @@ def test_a_task_on_another_loopback_server_needs_allowed_origins() -> None:
 def test_ppo_runs_on_external_pages_through_a_factory() -> None:
     import ray
 
-    from raygent.environments.web.rllib import EPISODE_RETURN_MEAN, metric, ppo_config, success_rate
+    from raygent.jobs.web_agent.rllib import EPISODE_RETURN_MEAN, metric, ppo_config, success_rate
 
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
@@ -346,7 +346,7 @@ def test_ppo_runs_on_external_pages_through_a_factory() -> None:
 
 
 def _one_iteration() -> dict[str, Any]:
-    from raygent.environments.web.rllib import ppo_config
+    from raygent.jobs.web_agent.rllib import ppo_config
 
     config = ppo_config(
         env_factory="test_web_pages:make_pages_env",

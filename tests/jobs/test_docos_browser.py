@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import pytest
 
+from raygent.environments.web.agent.env import CompactWebEnv
 from raygent.environments.web.doc_tools import followed, open_call, read_command, same_name, search_call, tui_found
 from raygent.environments.web.docs.urls import command_path
 from raygent.environments.web.observe import parse
 from raygent.environments.web.registry import make_task
 from raygent.environments.web.server import ui_spec
 from raygent.jobs.docos.loop import DocLoop
-from raygent.jobs.web_agent.env import CompactWebEnv
 from raygent.platform.rl.agent_loop import EnvAction, LoopContext, ToolResult
 from raygent.policies.prompts import PromptFormat
 

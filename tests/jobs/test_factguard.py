@@ -19,15 +19,15 @@ from raygent.environments.factguard import (
     factguard_tasks,
     parse_action,
 )
-from raygent.environments.factguard.agent import FactGuardLoop
 from raygent.environments.factguard.expert import query_of
 from raygent.environments.factguard.tools import ActionError, ClipAnalyzer, EpisodeTools, ToolCall
+from raygent.jobs.factguard.loop import FactGuardLoop
 from raygent.jobs.factguard.metrics import decision_metrics, macro_f1
 from raygent.platform.config import ConfigError, load_config
 from raygent.platform.contracts import Observation, Step, Task, Trajectory
 from raygent.platform.rl.agent_loop import EnvAction, LoopContext, ToolResult
 from raygent.policies.prompts import PromptFormat
-from raygent.rewards.decision_aware import DecisionAware, OutcomeOnly
+from raygent.rewards.factguard.decision_aware import DecisionAware, OutcomeOnly
 
 
 def _one(kind: str, label: str | None = None, split: str = "train", tools: bool = True) -> Task:
@@ -297,5 +297,5 @@ def test_the_ablations_are_single_overrides(root: Path) -> None:
         return ablation_of(agent_sections(load_config("factguard", list(overrides)), FactGuardRunConfig))
 
     assert variant() == "decision_aware"
-    assert variant("reward.entry=raygent.rewards.decision_aware:OutcomeOnly") == "outcome_only"
+    assert variant("reward.entry=raygent.rewards.factguard.decision_aware:OutcomeOnly") == "outcome_only"
     assert variant("env.task_kwargs.tools=false") == "decision_aware+no_tools"

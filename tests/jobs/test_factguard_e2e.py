@@ -29,8 +29,8 @@ def test_the_tools_are_shared_actors_that_come_back_after_a_crash(ray_cluster: N
     import ray
 
     from raygent.environments.factguard import LocalTools, factguard_tasks
-    from raygent.environments.factguard.agent import RayTools, tool_backend
     from raygent.environments.factguard.expert import query_of
+    from raygent.jobs.factguard.loop import RayTools, tool_backend
 
     backend = tool_backend("ray", 0)
     assert isinstance(backend, RayTools) and tool_backend("ray", 0) is backend

@@ -25,8 +25,8 @@ from raygent.jobs.reasonaug.settings import ReasonAugRunConfig
 from raygent.platform.config import ConfigError, load_config
 from raygent.platform.contracts import Observation, Step, Trajectory
 from raygent.platform.rl.initial import agent_sections
-from raygent.rewards.reasonaug import MAGR, MAGRSettings, magr_scores, read_jsonl
-from raygent.rewards.reasonaug_reid import ReIDSettings, average_precision, batch_hard_triplet
+from raygent.rewards.reasonaug.magr import MAGR, MAGRSettings, magr_scores, read_jsonl
+from raygent.rewards.reasonaug.reid import ReIDSettings, average_precision, batch_hard_triplet
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -37,8 +37,8 @@ def test_a_killed_reward_actor_is_restarted_and_keeps_its_loop(ray_cluster: None
     from raygent.jobs.reasonaug.recipe import prepare_reid
     from raygent.platform.config import load_config
     from raygent.platform.rl.reward import RewardActor
-    from raygent.rewards.reasonaug import read_jsonl
-    from raygent.rewards.reasonaug_reid import ReIDSettings
+    from raygent.rewards.reasonaug.magr import read_jsonl
+    from raygent.rewards.reasonaug.reid import ReIDSettings
 
     arrays = build_arrays(0, WorldSizes(**SMALL), judge_per_id=2)
     write_arrays(tmp_path / "data.npz", arrays)
@@ -54,7 +54,7 @@ def test_a_killed_reward_actor_is_restarted_and_keeps_its_loop(ray_cluster: None
         "retrain_every": 1,
         "tau": -1.0,
     }
-    handle = actor.remote("raygent.rewards.reasonaug:MAGR", kwargs)
+    handle = actor.remote("raygent.rewards.reasonaug.magr:MAGR", kwargs)
     tasks = reasonaug_tasks("train", 0, 2, **SMALL)
     rng = np.random.default_rng(0)
     batch = [_trajectory(t, heuristic_instruction(t, rng), i) for i, t in enumerate(tasks)]

@@ -474,7 +474,7 @@ def test_controls_are_the_named_clickable_elements() -> None:
 
 def test_bad_seagent_config_values_name_their_key() -> None:
     base = {"env": {"id": "raygent/seagent-v0", "registration": "raygent.jobs.seagent.env:register_envs",
-                    "tasks": "raygent.jobs.web_agent.tasks:web_tasks"}}  # fmt: skip
+                    "tasks": "raygent.environments.web.agent.tasks:web_tasks"}}  # fmt: skip
     SeagentConfig.model_validate(base)
     cases = {
         "url": {"env": {**base["env"], "url": "http://example.com/"}},
@@ -532,7 +532,7 @@ def test_a_vlm_judge_is_the_endpoint_s_model_and_nothing_is_fine_tuned() -> None
     }
     config = SeagentConfig.model_validate({
         "env": {"id": "raygent/seagent-v0", "registration": "raygent.jobs.seagent.env:register_envs",
-                "tasks": "raygent.jobs.web_agent.tasks:web_tasks"},
+                "tasks": "raygent.environments.web.agent.tasks:web_tasks"},
         "reward": reward, "seagent": {"wsm_eval_seeds": 0},
     })  # fmt: skip
     model, judge = prepare_judge(config, Console(quiet=True))

@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from raygent.environments.web.agent import demos
+from raygent.environments.web.agent.hindsight import HindsightGoals
+from raygent.environments.web.agent.observation import by_label, compact, grounded
+from raygent.environments.web.agent.tasks import HELDOUT_START, TRAIN_POOL, sft_pool, template_ids, web_tasks
 from raygent.environments.web.grammar import WEB_GRAMMAR
 from raygent.environments.web.observe import parse
 from raygent.environments.web.registry import make_task
-from raygent.jobs.web_agent import demos
-from raygent.jobs.web_agent.hindsight import HindsightGoals
-from raygent.jobs.web_agent.observation import by_label, compact, grounded
 from raygent.jobs.web_agent.recipe import template_rows
-from raygent.jobs.web_agent.tasks import HELDOUT_START, TRAIN_POOL, sft_pool, template_ids, web_tasks
 from raygent.policies.actions import InvalidAction
 
 from conftest import post, raygent, records, run_killed_at_grpo_step, served
@@ -177,7 +177,7 @@ def test_hindsight_goals_report_what_the_state_newly_satisfies_once() -> None:
 
 
 def test_compact_env_reports_the_goals_an_episode_reaches_on_the_way() -> None:
-    from raygent.jobs.web_agent.env import CompactWebEnv
+    from raygent.environments.web.agent.env import CompactWebEnv
 
     env = CompactWebEnv(app="media_player", hindsight=["media_player/mute_audio", "media_player/set_repeat"])
     try:
@@ -265,7 +265,7 @@ def test_exploration_keeps_the_shortest_suffix_that_still_reaches_the_goal(monke
 def test_compact_env_passes_the_checker_and_acts_on_compact_ids() -> None:
     from gymnasium.utils.env_checker import check_env
 
-    from raygent.jobs.web_agent.env import CompactWebEnv
+    from raygent.environments.web.agent.env import CompactWebEnv
 
     env = CompactWebEnv(app="media_player", difficulties=(1,))
     try:
@@ -280,7 +280,7 @@ def test_compact_env_passes_the_checker_and_acts_on_compact_ids() -> None:
 
 
 def test_recorded_demonstration_replays_to_success(tmp_path: Path) -> None:
-    from raygent.jobs.web_agent.env import CompactWebEnv
+    from raygent.environments.web.agent.env import CompactWebEnv
 
     task = sft_pool(["slide_editor"], ["slide_editor/retitle_slide"], [1], 1)[0]
     (turns,) = demos.demonstrations([task], workers=1, root=tmp_path)
@@ -387,7 +387,7 @@ def test_run_trains_resumes_and_reports_with_screenshots(run_dir: Path) -> None:
 
 @pytest.mark.slow
 def test_served_agent_answers_a_media_player_observation_with_a_valid_action(run_dir: Path) -> None:
-    from raygent.jobs.web_agent.env import CompactWebEnv
+    from raygent.environments.web.agent.env import CompactWebEnv
 
     env = CompactWebEnv()
     try:

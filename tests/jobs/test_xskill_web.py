@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from raygent.jobs.web_agent.tasks import sft_pool, web_tasks
+from raygent.environments.web.agent.tasks import sft_pool, web_tasks
 from raygent.jobs.xskill.loop import LOCAL_BANKS, MemoryLoop
 from raygent.jobs.xskill.memory import MemoryBank, situation_of
 from raygent.jobs.xskill.summarize import Group, Rollout, strip_context

@@ -1,10 +1,7 @@
 """The suite's web apps as environments of the registry (`raygent envs`; the `raygent.envs` entry point in
 pyproject.toml): one per app of the web registry (`environments/web/registry.py`: the suite's own and those of
-the `raygent.apps` entry points), as the web agent runs it: `CompactWebEnv` (`raygent/web-agent-v0`), the
-web agent's task source over that app and its scripted experts' demonstrations.
-
-They live here, not in `environments/web/`, because their task source and experts are this job's: an
-environment names no job.
+the `raygent.apps` entry points), as a web agent runs it: `CompactWebEnv` (`raygent/web-agent-v0`), the
+task source over that app (`tasks.web_tasks`) and its scripted experts' demonstrations (`tasks.web_demonstrations`).
 """
 
 from __future__ import annotations
@@ -15,7 +12,7 @@ from raygent.environments.web.registry import ENTRY_POINT_GROUP, available_apps
 from raygent.platform.envs import EnvSpec
 
 ENV_ID = "raygent/web-agent-v0"
-"""`raygent.jobs.web_agent.env.ENV_ID`, written out: importing that module takes seconds (torch), too long for a
+"""`env.ENV_ID`, written out: importing that module takes seconds (torch), too long for a
 listing."""
 
 
@@ -27,9 +24,9 @@ def web_app_specs() -> list[EnvSpec]:
             name=app,
             description=f"the {app.replace('_', ' ')} web app in Chromium: compact page text, its checker's reward",
             id=ENV_ID,
-            registration="raygent.jobs.web_agent.env:register_envs",
-            tasks="raygent.jobs.web_agent.tasks:web_tasks",
-            demonstrations="raygent.jobs.web_agent.tasks:web_demonstrations",
+            registration="raygent.environments.web.agent.env:register_envs",
+            tasks="raygent.environments.web.agent.tasks:web_tasks",
+            demonstrations="raygent.environments.web.agent.tasks:web_demonstrations",
             task_kwargs={"apps": [app], "difficulties": [1]},
         )
         for app in apps

@@ -24,10 +24,10 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
+from raygent.environments.web.agent.demos import demonstrations
+from raygent.environments.web.agent.observation import Grounding, grounded, with_grounding
+from raygent.environments.web.agent.splits import HELDOUT_START, TRAIN_POOL
 from raygent.environments.web.registry import available_apps, list_tasks, make_task
-from raygent.jobs.web_agent.demos import demonstrations
-from raygent.jobs.web_agent.observation import Grounding, grounded, with_grounding
-from raygent.jobs.web_agent.splits import HELDOUT_START, TRAIN_POOL
 from raygent.platform.config import Seed
 from raygent.platform.contracts import Task
 
@@ -157,3 +157,14 @@ def web_demonstrations(tasks: Sequence[Task]) -> list[list[tuple[str, str]]]:
     """The scripted experts' (compact observation, action) turns for each task, from the on-disk cache or
     recorded in the browser (`demos.demonstrations`); clicks by name for a task that asks (`grounded`)."""
     return [grounded(task, turns) for task, turns in zip(tasks, demonstrations(tasks), strict=True)]
+
+
+def tokenizer_corpus(
+    demos: list[list[tuple[str, str]]], screen_texts: Sequence[str] = (), instruction_seeds: int = 20, repeats: int = 3
+) -> list[str]:
+    """Text to train the tokenizer on: the demonstrations' observations and actions, the instructions of every
+    template of every app, and unlabelled first screens (`repeats` times, so their words become tokens)."""
+    text = [part for turns in demos for turn in turns for part in turn if part]
+    for tid in list_tasks():
+        text += [make_task(f"{tid}/{seed}").goal for seed in range(instruction_seeds)]
+    return text + list(screen_texts) * repeats

@@ -39,7 +39,7 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field
 
 from raygent.platform.contracts import Judgement, Trajectory
-from raygent.rewards.reasonaug_reid import (
+from raygent.rewards.reasonaug.reid import (
     IMAGE_SHAPE,
     ReIDSettings,
     concat,
@@ -126,7 +126,7 @@ def _save_atomic(obj: Any, path: Path) -> None:
 
 
 class MAGR:
-    """The reward model (module docstring); `reward.entry: raygent.rewards.reasonaug:MAGR`, one actor."""
+    """The reward model (module docstring); `reward.entry: raygent.rewards.reasonaug.magr:MAGR`, one actor."""
 
     def __init__(self, **kwargs: Any) -> None:
         self.settings = MAGRSettings.model_validate(kwargs)

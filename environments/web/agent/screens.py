@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from raygent.environments.web.agent.env import release_thread_browser, thread_browser
 from raygent.environments.web.env import BrowserEnv
-from raygent.jobs.web_agent.env import release_thread_browser, thread_browser
 
 EXAMPLES_DIR = "examples"
 

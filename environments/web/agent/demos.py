@@ -33,12 +33,14 @@ from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Error as PlaywrightError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from raygent.environments.web.agent.env import release_thread_browser, thread_browser
+from raygent.environments.web.agent.observation import compact
 from raygent.environments.web.env import BrowserEnv
 from raygent.environments.web.registry import APPS_DIR, from_platform
 from raygent.environments.web.server import ui_spec
-from raygent.jobs.web_agent.env import release_thread_browser, thread_browser
-from raygent.jobs.web_agent.observation import compact
 from raygent.platform.contracts import Task
 from raygent.policies.cache import cache_root as shared_cache_root
 
@@ -205,3 +207,15 @@ def first_screens(tasks: Sequence[Task], workers: int = DEFAULT_WORKERS, root: P
     """The compact first screen of each task (recorded first when missing)."""
     ensure_recorded(tasks, workers, root, kind="screen")
     return [turns[0][0] for task in tasks if (turns := _load(cache_path(task, root, "screen")))]
+
+
+def record_pool(tasks: Sequence[Task], workers: int, console: Console) -> None:
+    """Record the missing demonstrations of `tasks` up front (`ensure_recorded`), with a progress bar on `console`."""
+    with Progress(
+        TextColumn("[bold]demonstrations"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    ) as progress:
+        bar = progress.add_task("demonstrations", total=None)
+        recorded = ensure_recorded(
+            tasks, workers, progress=lambda done, total: progress.update(bar, completed=done, total=total)
+        )
+    console.print(f"demonstrations: {len(tasks)} tasks ({recorded} recorded now, the rest from the cache)")

@@ -1,7 +1,7 @@
 """Decision-aware reward for claim verification (FactGuard), and its outcome-only ablation.
 
     reward:
-      entry: raygent.rewards.decision_aware:DecisionAware
+      entry: raygent.rewards.factguard.decision_aware:DecisionAware
       kwargs: {false_negative: 1.5, false_positive: 1.0, tool_call: 0.1, confident_wrong: 0.5}
 
 A trajectory's score is the sum of

@@ -1,5 +1,5 @@
 """The ReID side of ReasonAug: a small CNN embedding trained with a batch-hard triplet loss on CPU, and its mAP and
-Rank-1 on a query/gallery split. Used by the MAGR reward model (`reasonaug.py`, which owns the model being trained
+Rank-1 on a query/gallery split. Used by the MAGR reward model (`magr.py`, which owns the model being trained
 in the closed loop) and by the recipe (the starting model and the frozen reference judge).
 
 Images are uint8 `[N, 3, 32, 16]` arrays; features are l2-normalised, so squared distance = 2 - 2 cos.

@@ -1,6 +1,6 @@
 """`CompactWebEnv`: the suite's `BrowserEnv` as the web agent sees it, registered as `raygent/web-agent-v0`.
 
-Three differences from `BrowserEnv` (which it composes, not subclasses):
+A `gymnasium.Wrapper` of `BrowserEnv` with three differences:
 
 - The observation `text` is `observation.compact` of the accessibility tree (ids unchanged); `inner` is the
   `BrowserEnv`, whose last full observation is `inner.render()` with `render_mode="ansi"`.
@@ -23,11 +23,10 @@ from typing import Any, SupportsFloat
 import gymnasium
 from playwright.sync_api import Error as PlaywrightError
 
+from raygent.environments.web.agent.hindsight import INFO_KEY, HindsightGoals, encode
+from raygent.environments.web.agent.observation import compact
 from raygent.environments.web.browser import BrowserHost, BrowserHung
 from raygent.environments.web.env import BrowserEnv
-from raygent.jobs.web_agent.hindsight import HindsightGoals
-from raygent.jobs.web_agent.observation import compact
-from raygent.jobs.web_agent.replay import INFO_KEY, encode
 
 ENV_ID = "raygent/web-agent-v0"
 
@@ -56,29 +55,41 @@ def release_thread_browser(host: BrowserHost) -> None:
         _LOCAL.host = None
 
 
-class CompactWebEnv(gymnasium.Env[dict[str, Any], str]):
-    """A `BrowserEnv` over any of the suite's apps with compact observation text (see the module docstring).
+class CompactWebEnv(gymnasium.Wrapper[dict[str, Any], str, dict[str, Any], str]):
+    """A `gymnasium.Wrapper` of a `BrowserEnv` over any of the suite's apps with compact observation text (see the
+    module docstring).
 
-    Keyword arguments are `BrowserEnv`'s (`app`, `difficulties`, `screenshot`, `max_steps`, ...), except
-    `browser`, which is this thread's host, and `hindsight`/`hindsight_per_template` (`HindsightGoals`).
+    `env` is the `BrowserEnv` to wrap; without one, the keyword arguments build it (`app`, `difficulties`,
+    `screenshot`, `max_steps`, ...) on this thread's browser (`thread_browser`), which `close` releases.
+    `hindsight`/`hindsight_per_template` are `HindsightGoals`'.
     """
 
     metadata = BrowserEnv.metadata
     action_grammar = BrowserEnv.action_grammar
 
-    def __init__(self, hindsight: Sequence[str] = (), hindsight_per_template: int = 8, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        env: BrowserEnv | None = None,
+        *,
+        hindsight: Sequence[str] = (),
+        hindsight_per_template: int = 8,
+        **kwargs: Any,
+    ) -> None:
         self.goals = HindsightGoals(hindsight, hindsight_per_template) if hindsight else None
-        self._host = thread_browser()
-        self.inner = BrowserEnv(browser=self._host, **kwargs)
-        self.observation_space = self.inner.observation_space
-        self.action_space = self.inner.action_space
-        self.render_mode = self.inner.render_mode
+        self._host = thread_browser() if env is None else None
+        super().__init__(env if env is not None else BrowserEnv(browser=self._host, **kwargs))
         self._closed = False
+
+    @property
+    def inner(self) -> BrowserEnv:
+        """The wrapped `BrowserEnv` (its `task`, `last_state`, full observation `render()`)."""
+        env = self.env
+        assert isinstance(env, BrowserEnv)
+        return env
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        super().reset(seed=seed)
         observation, info = self.inner.reset(seed=seed, options=options)
         if self.goals is not None and self.inner.task is not None:
             try:
@@ -95,16 +106,13 @@ class CompactWebEnv(gymnasium.Env[dict[str, Any], str]):
                 info[INFO_KEY] = encode(achieved)
         return self._compact(observation), reward, terminated, truncated, info
 
-    def render(self) -> Any:
-        return self.inner.render()
-
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
         self.inner.close()
-        release_thread_browser(self._host)
-        super().close()
+        if self._host is not None:
+            release_thread_browser(self._host)
 
     @staticmethod
     def _compact(observation: dict[str, Any]) -> dict[str, Any]:
@@ -114,5 +122,5 @@ class CompactWebEnv(gymnasium.Env[dict[str, Any], str]):
 def register_envs() -> list[str]:
     """Register `raygent/web-agent-v0` with gymnasium (idempotent); returns the ids."""
     if ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=ENV_ID, entry_point="raygent.jobs.web_agent.env:CompactWebEnv")
+        gymnasium.register(id=ENV_ID, entry_point="raygent.environments.web.agent.env:CompactWebEnv")
     return [ENV_ID]

@@ -19,7 +19,7 @@ PPO module, a success metric, and a small CPU-friendly `PPOConfig` (RLlib's new 
   overall and per template, so `success_rate(result)` is the share of this iteration's episodes that solved
   their task and `template_counts(result)` says which templates.
 - `ppo_config(...)`: PPO on one app's tasks (atomic by default) with few env runners, a small batch and a small
-  MLP; the benchmark (`bench/rllib_ppo.py`) and the test (`tests/environments/test_web_rllib.py`) build from it.
+  MLP; the benchmark (`bench/rllib_ppo.py`) and the test (`tests/jobs/test_web_rllib.py`) build from it.
 
 The baseline learns an MLP over hand-made features; it is not SEAgent's VLM policy (see `discrete.py`).
 """

@@ -1,7 +1,7 @@
 """FactGuard's agent loop and tool actors: tool calls are agent-side, answered by Ray actors.
 
     rollout:
-      agent: raygent.environments.factguard.agent:FactGuardLoop
+      agent: raygent.jobs.factguard.loop:FactGuardLoop
       agent_kwargs: {budgets: {retrieve: 2, analyze_clip: 2}, placement: ray}
 
 `FactGuardLoop` is a `ChatLoop` whose `act` parses the completion: a `retrieve(...)` or `analyze_clip(...)` call is

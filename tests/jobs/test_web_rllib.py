@@ -30,7 +30,8 @@ from raygent.environments.web.discrete import (
     text_slots,
 )
 from raygent.environments.web.registry import list_tasks
-from raygent.environments.web.rllib import (
+from raygent.environments.web.server import ui_spec
+from raygent.jobs.web_agent.rllib import (
     ENV_NAME,
     EPISODE_RETURN_MEAN,
     metric,
@@ -39,7 +40,6 @@ from raygent.environments.web.rllib import (
     success_rate,
     template_counts,
 )
-from raygent.environments.web.server import ui_spec
 
 pytestmark = [pytest.mark.browser, pytest.mark.ray]
 

@@ -6,8 +6,9 @@ group. But its exploring clicks do change the app: a menu item mutes the sound, 
 `HindsightGoals` knows a set of candidate tasks for the episode — for each hindsight template, a few
 train-seed parameter sets placed on the episode's own playlist (`library`) — and after every step reports the
 candidates whose checker now passes and did not pass on the episode's first state: goals achieved, not goals
-that were already true. `CompactWebEnv` puts them in `info["hindsight"]` (`replay.encode`); the
-trainer turns each into a demonstration of the episode's steps up to that point (`replay.py`, a trainer hook).
+that were already true. `CompactWebEnv` puts them in `info["hindsight"]` (`encode`); the
+trainer turns each into a demonstration of the episode's steps up to that point (the web agent's
+`jobs/web_agent/replay.py`, a trainer hook).
 
 This is hindsight experience replay (Andrychowicz et al., 2017) with the app's own checkers as the goal test. SEAgent
 gets the same effect differently: its Curriculum Generator proposes new tasks from what the agent was seen to do,
@@ -17,12 +18,25 @@ Candidates are re-drawn per episode from its task id, so a run is reproducible.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Sequence
 from typing import Any
 
+from raygent.environments.web.agent.splits import TRAIN_POOL
 from raygent.environments.web.registry import TaskInstance, make_task
-from raygent.jobs.web_agent.splits import TRAIN_POOL
+from raygent.platform.contracts import Task
+
+INFO_KEY = "hindsight"
+"""`info[INFO_KEY]`: `encode`d `[task id, instruction]` pairs first achieved at that step."""
+
+Demonstration = tuple[Task, list[tuple[str, str]]]
+"""A (relabeled) task and the turns `(observation text, action)` that achieve it."""
+
+
+def encode(achieved: Sequence[tuple[str, str]]) -> str:
+    """The `info[INFO_KEY]` value an environment reports for goals `(task id, instruction)` achieved at a step."""
+    return json.dumps([list(goal) for goal in achieved], ensure_ascii=False)
 
 
 class HindsightGoals:

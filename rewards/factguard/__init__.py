@@ -1,0 +1,1 @@
+"""FactGuard's decision-aware verdict reward (`decision_aware.py`)."""
