@@ -46,10 +46,8 @@ from raygent.jobs.docos.tasks import VARIANTS, docos_tasks
 from raygent.platform.config import JobConfig
 from raygent.platform.contracts import Task, Trajectory
 from raygent.platform.rl.hooks import TrainerHook
-from raygent.platform.rl.initial import agent_sections, initial_model
-from raygent.platform.rl.report import write_report
+from raygent.platform.rl.recipe import AgentRecipe, Setup, Trained
 from raygent.platform.rl.tasks import StaticSource, heldout_seed
-from raygent.platform.rl.trainer import AgentTrainer
 
 RESULTS_FILE = "docos.json"
 HTML_FILE = "docos.html"
@@ -126,7 +124,7 @@ def table_rows(summary: dict[str, dict[str, float]]) -> list[tuple[str, dict[str
     return [(key, row) for key, row in summary.items() if row.get("n")]
 
 
-class DocOS:
+class DocOS(AgentRecipe):
     name = "docos"
     summary = "DocOS: an agent that searches and reads the docs of apps with randomized menus (SFT, then GRPO)"
     claim = (
@@ -135,9 +133,7 @@ class DocOS:
     )
     config_model = DocOSConfig
 
-    def run(self, config: JobConfig, run_dir: Path, resume: bool = False) -> dict[str, Any]:
-        console = Console()
-        agent = agent_sections(config, DocOSConfig)
+    def prepare(self, agent: Any, run_dir: Path, console: Console) -> Setup:
         kwargs = {k: v for k, v in agent.env.task_kwargs.items() if k != "docs"}
         seed = agent.trainer.seed
         # the SFT stage's draws, recorded up front (the trainer's StaticSource draws the same batches)
@@ -154,8 +150,6 @@ class DocOS:
             recorded = ensure_recorded(pool, agent.docos.demo_workers)
         demos = docos_demonstrations(pool)
         console.print(f"demonstrations: {len(pool)} tasks ({recorded} recorded now), {sum(map(bool, demos))} solved")
-        model_path = initial_model(agent, run_dir, tokenizer_corpus(demos, agent.docos.tokenizer_layouts))
-
         n = agent.trainer.eval_tasks
         extra: dict[str, list[Task]] = {}
         for layout, split in LAYOUT_SPLITS.items():
@@ -171,14 +165,23 @@ class DocOS:
             ]
             with console.status(f"scripted reader on {len(tasks)} tasks"):
                 reader = run_reader(tasks, run_dir / READER_DIR, agent.docos.demo_workers)
-
         recorder = DocOSRecorder()
-        trainer = AgentTrainer(agent, run_dir, model_path, console=console, extra_evals=extra, hooks=[recorder])
-        try:
-            result = trainer.run(resume=resume)
-        finally:
-            trainer.shutdown()
-        steps = agent.trainer.steps
+        return Setup(
+            tokenizer_text=tokenizer_corpus(demos, agent.docos.tokenizer_layouts),
+            hooks=[recorder],
+            extra_evals=extra,
+            state={"recorder": recorder, "reader": reader},
+        )
+
+    def kept_examples(self, agent: Any) -> tuple[int, int]:
+        return agent.docos.examples, 1
+
+    def report(
+        self, config: JobConfig, agent: Any, run_dir: Path, trained: Trained, console: Console
+    ) -> dict[str, Any]:
+        recorder: DocOSRecorder = trained.setup.state["recorder"]
+        reader: list[EpisodeScore] = trained.setup.state["reader"]
+        seed, steps = agent.trainer.seed, agent.trainer.steps
         stages = {"sft": 0, "grpo": steps}
         scores = {
             stage: [EpisodeScore(**s) for s in recorder.scores.get(step, [])] + reader for stage, step in stages.items()
@@ -205,17 +208,7 @@ class DocOS:
             for key, row in table_rows(summaries["grpo"])
             if key.startswith("all/") and "/tools/" in key
         ]
-        summary = write_report(
-            run_dir,
-            config.job,
-            self.claim,
-            before=result["eval/before"],
-            after=result["eval/after"],
-            min_gain=0.0,
-            examples=trainer.examples(agent.docos.examples, failures=1),
-            rows=rows,
-            extra={"seed": seed, "claims": verdict},
-        )
+        summary = self.write(config, agent, run_dir, trained, rows=rows, extra={"claims": verdict})
         k = agent.docos.examples
         shown = {
             f"{stage}, {name}": recorder.trajectories.get(step, {}).get(name, [])[:k]

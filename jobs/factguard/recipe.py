@@ -28,9 +28,7 @@ from raygent.jobs.factguard.settings import DECISION_AWARE, OUTCOME_ONLY, FactGu
 from raygent.platform.config import JobConfig
 from raygent.platform.contracts import Trajectory
 from raygent.platform.rl.hooks import TrainerHook
-from raygent.platform.rl.initial import agent_sections, initial_model
-from raygent.platform.rl.report import write_report
-from raygent.platform.rl.trainer import AgentTrainer
+from raygent.platform.rl.recipe import AgentRecipe, Setup, Trained
 from raygent.rewards.factguard.decision_aware import DecisionCosts
 
 RESULTS_FILE = "factguard.json"
@@ -74,7 +72,7 @@ def ablation_of(config: FactGuardRunConfig) -> str:
     return name + ("+no_tools" if config.env.task_kwargs.get("tools") is False else "")
 
 
-class FactGuard:
+class FactGuard(AgentRecipe):
     name = "factguard"
     summary = "SFT then GRPO with a decision-aware reward of a claim-verification agent with agent-side tools"
     claim = (
@@ -82,24 +80,22 @@ class FactGuard:
         "the cost-weighted error, with no more tool calls on items that need none"
     )
     config_model = FactGuardRunConfig
+    examples_kept = (4, 2)
 
-    def run(self, config: JobConfig, run_dir: Path, resume: bool = False) -> dict[str, Any]:
-        console = Console()
-        agent = agent_sections(config, FactGuardRunConfig)
+    def prepare(self, agent: Any, run_dir: Path, console: Console) -> Setup:
         world_seed = int(agent.env.task_kwargs.get("world_seed", 0))
         # a real model (`policy.model`) keeps its own tokenizer; only a tiny model built here needs FactGuard text
         text = corpus(2000, agent.trainer.seed, world_seed) if agent.policy.model is None else []
-        model_path = initial_model(agent, run_dir, text)
         # the cost-weighted error uses the costs of the run's reward section (both variants take them), else defaults
         ours = agent.reward is not None and agent.reward.entry in (DECISION_AWARE, OUTCOME_ONLY)
         costs = DecisionCosts.model_validate(agent.reward.kwargs if agent.reward and ours else {})
         recorder = DecisionCurve(costs)
-        trainer = AgentTrainer(agent, run_dir, model_path, console=console, hooks=[recorder])
-        try:
-            result = trainer.run(resume=resume)
-            examples = trainer.examples(4, failures=2)
-        finally:
-            trainer.shutdown()
+        return Setup(tokenizer_text=text, hooks=[recorder], state={"recorder": recorder, "costs": costs})
+
+    def report(
+        self, config: JobConfig, agent: Any, run_dir: Path, trained: Trained, console: Console
+    ) -> dict[str, Any]:
+        recorder, costs = trained.setup.state["recorder"], trained.setup.state["costs"]
         steps = agent.trainer.steps
         before, after = recorder.curve.get(0, {}), recorder.curve.get(steps, {})
         curve = dict(sorted(recorder.curve.items()))
@@ -116,16 +112,13 @@ class FactGuard:
         variant = ablation_of(agent)
         results = {"ablation": variant, "costs": costs.model_dump(), "before": before, "after": after, "curve": curve}
         (run_dir / RESULTS_FILE).write_text(json.dumps(results, indent=2))
-        summary = write_report(
+        summary = self.write(
+            config,
+            agent,
             run_dir,
-            config.job,
-            self.claim,
-            before=result["eval/before"],
-            after=result["eval/after"],
-            min_gain=0.0,
-            examples=examples,
+            trained,
             rows=rows,
-            extra={"seed": agent.trainer.seed, "ablation": variant, "holds": holds, "before": before, "after": after},
+            extra={"ablation": variant, "holds": holds, "before": before, "after": after},
         )
         table = Table("held-out", "SFT", "SFT→GRPO", title=f"factguard ({variant}, seed {agent.trainer.seed})")
         for key, b, a in rows:

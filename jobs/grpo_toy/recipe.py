@@ -20,46 +20,17 @@ from typing import Any
 from rich.console import Console
 
 from raygent.environments.toolcalc import corpus
-from raygent.platform.config import JobConfig
-from raygent.platform.rl.initial import agent_sections, initial_model
-from raygent.platform.rl.report import write_report
-from raygent.platform.rl.settings import AgentRunConfig
-from raygent.platform.rl.trainer import AgentTrainer
+from raygent.platform.rl.recipe import AgentRecipe, Setup
 
 MIN_GAIN = 0.15
 
 
-class GRPOToy:
+class GRPOToy(AgentRecipe):
     name = "grpo_toy"
     summary = "SFT then GRPO of a tiny LM agent on a multi-turn calculator-tool task (the RL core's proof job)"
     claim = f"GRPO raises held-out success by >= {MIN_GAIN} over the SFT model"
-    config_model = AgentRunConfig
+    min_gain = MIN_GAIN
 
-    def run(self, config: JobConfig, run_dir: Path, resume: bool = False) -> dict[str, Any]:
-        console = Console()
-        agent = agent_sections(config, AgentRunConfig)
-        # A real model (`policy.model`: a checkpoint or a pretrained preset) keeps its own tokenizer; only a tiny
-        # model built here needs the ToolCalc text to train one.
-        text = corpus(n_tasks=2000, seed=agent.trainer.seed) if agent.policy.model is None else []
-        model_path = initial_model(agent, run_dir, text)
-        trainer = AgentTrainer(agent, run_dir, model_path, console=console)
-        try:
-            result = trainer.run(resume=resume)
-            examples = trainer.examples(3)
-        finally:
-            trainer.shutdown()
-        summary = write_report(
-            run_dir,
-            config.job,
-            self.claim,
-            before=result["eval/before"],
-            after=result["eval/after"],
-            min_gain=MIN_GAIN,
-            examples=examples,
-            extra={"seed": agent.trainer.seed, "backend": agent.policy.backend, "mode": agent.trainer.mode},
-        )
-        console.print(
-            f"held-out success: SFT {summary['before_success']:.3f} → GRPO {summary['after_success']:.3f} "
-            f"(gain {summary['gain']:+.3f}; claim {'holds' if summary['holds'] else 'does not hold'})"
-        )
-        return summary
+    def prepare(self, agent: Any, run_dir: Path, console: Console) -> Setup:
+        # only a tiny model built here needs the ToolCalc text to train its tokenizer (a real model keeps its own)
+        return Setup(tokenizer_text=corpus(n_tasks=2000, seed=agent.trainer.seed) if agent.policy.model is None else [])

@@ -37,9 +37,8 @@ from raygent.environments.reasonaug.data import build_arrays, write_arrays
 from raygent.environments.reasonaug.tasks import corpus, world_sizes
 from raygent.jobs.reasonaug.settings import SAE_ENTRY, ReasonAugRunConfig
 from raygent.platform.config import JobConfig
-from raygent.platform.rl.initial import agent_sections, initial_model
-from raygent.platform.rl.report import write_report
-from raygent.platform.rl.trainer import AgentTrainer
+from raygent.platform.rl.initial import initial_model
+from raygent.platform.rl.recipe import AgentRecipe, Setup, Trained
 from raygent.policies.cache import cache_root
 from raygent.rewards.reasonaug.magr import (
     CALLS_FILE,
@@ -169,7 +168,7 @@ def loop_summary(round0: dict[str, Any], rounds: list[dict[str, Any]], calls: li
     }
 
 
-class ReasonAug:
+class ReasonAug(AgentRecipe):
     name = "reasonaug"
     summary = "GRPO of an augmentation-instruction policy with a gated reward, ReID retrained in the loop"
     claim = (
@@ -177,10 +176,9 @@ class ReasonAug:
         "accepted and mAP falls (bench/reasonaug.py measures it over seeds)"
     )
     config_model = ReasonAugRunConfig
+    examples_kept = (4, 1)
 
-    def run(self, config: JobConfig, run_dir: Path, resume: bool = False) -> dict[str, Any]:
-        console = Console()
-        agent = agent_sections(config, ReasonAugRunConfig)
+    def prepare(self, agent: Any, run_dir: Path, console: Console) -> Setup:
         assert agent.reward is not None
         task_kwargs = dict(agent.env.task_kwargs)
         world_seed, sizes = int(task_kwargs.get("world_seed", 0)), world_sizes(task_kwargs)
@@ -207,14 +205,15 @@ class ReasonAug:
         )
         agent = with_variant(agent, data, state_dir)
         text = corpus(600, world_seed) if agent.policy.model is None else []
-        model_path = initial_model(agent, run_dir, text)
-        agent = with_tokenizer(agent, model_path)
-        trainer = AgentTrainer(agent, run_dir, model_path, console=console)
-        try:
-            result = trainer.run(resume=resume)
-            examples = trainer.examples(4, failures=1)
-        finally:
-            trainer.shutdown()
+        # the reward model reads the policy's tokenizer: the model is built here (`initial_model` builds it once)
+        agent = with_tokenizer(agent, initial_model(agent, run_dir, text))
+        return Setup(tokenizer_text=text, agent=agent, state={"round0": round0, "world_seed": world_seed})
+
+    def report(
+        self, config: JobConfig, agent: Any, run_dir: Path, trained: Trained, console: Console
+    ) -> dict[str, Any]:
+        state_dir = run_dir / STATE_DIR
+        round0, world_seed = trained.setup.state["round0"], trained.setup.state["world_seed"]
         numbers = loop_summary(round0, read_jsonl(state_dir / ROUNDS_FILE), read_jsonl(state_dir / CALLS_FILE))
         variant = agent.reasonaug.variant
         results = {"variant": variant, "seed": agent.trainer.seed, "world_seed": world_seed, **numbers}
@@ -225,16 +224,8 @@ class ReasonAug:
             ("edits changing identity", numbers["identity_changed_first"], numbers["identity_changed_last"]),
             ("MAGR hardness", numbers["hard_first"], numbers["hard_last"]),
         ]
-        summary = write_report(
-            run_dir,
-            config.job,
-            self.claim,
-            before=result["eval/before"],
-            after=result["eval/after"],
-            min_gain=0.0,
-            examples=examples,
-            rows=rows,
-            extra={k: v for k, v in results.items() if k != "curve"},
+        summary = self.write(
+            config, agent, run_dir, trained, rows=rows, extra={k: v for k, v in results.items() if k != "curve"}
         )
         table = Table("", "start", "end", title=f"reasonaug ({variant}, seed {agent.trainer.seed})")
         for name, before, after in rows:

@@ -24,10 +24,8 @@ from rich.console import Console
 
 from raygent.jobs.single_turn.settings import SingleTurnConfig
 from raygent.platform.config import JobConfig, load_entry
-from raygent.platform.rl.initial import agent_sections, initial_model
-from raygent.platform.rl.report import write_report
+from raygent.platform.rl.recipe import AgentRecipe, Setup, Trained
 from raygent.platform.rl.tasks import heldout_seed
-from raygent.platform.rl.trainer import AgentTrainer
 
 TOKENIZER_TASKS = 512
 """Training tasks whose text (with the held-out ones) trains the tokenizer of a tiny model built from scratch."""
@@ -55,25 +53,22 @@ def tokenizer_text(config: SingleTurnConfig) -> list[str]:
     return [task.instruction for task in tasks]
 
 
-class SingleTurn:
+class SingleTurn(AgentRecipe):
     name = "single_turn"
     summary = "GRPO (optionally after SFT) on a single-turn task: a prompt source and a reward function by module:attr"
+    claim = "held-out greedy success rises by >= single_turn.min_gain"
     config_model = SingleTurnConfig
+    examples_kept = (3, 1)
 
-    def run(self, config: JobConfig, run_dir: Path, resume: bool = False) -> dict[str, Any]:
-        console = Console()
-        agent = agent_sections(config, SingleTurnConfig)
+    def prepare(self, agent: Any, run_dir: Path, console: Console) -> Setup:
+        return Setup(tokenizer_text=tokenizer_text(agent) if agent.policy.model is None else [])
+
+    def report(
+        self, config: JobConfig, agent: Any, run_dir: Path, trained: Trained, console: Console
+    ) -> dict[str, Any]:
         task = agent.single_turn
-        text = tokenizer_text(agent) if agent.policy.model is None else []
-        model_path = initial_model(agent, run_dir, text)
-        trainer = AgentTrainer(agent, run_dir, model_path, console=console)
-        try:
-            result = trainer.run(resume=resume)
-            examples = trainer.examples(3, failures=1)
-        finally:
-            trainer.shutdown()
         ran = stages(agent)
-        before, after = float(result["eval/before"]), float(result["eval/after"])
+        before, after = float(trained.result["eval/before"]), float(trained.result["eval/after"])
         evaluated = agent.trainer.eval_tasks > 0
         held_out = (
             f"{agent.trainer.eval_tasks} tasks of split {agent.env.eval_split!r}"
@@ -86,14 +81,13 @@ class SingleTurn:
             f"{ran}: held-out greedy success (reward >= {task.success_threshold:g}) rises by >= {task.min_gain:g}"
             f" from the model as {'SFT left it' if agent.sft.steps else 'it started'}"
         )
-        summary = write_report(
+        summary = self.write(
+            config,
+            agent,
             run_dir,
-            config.job,
-            claim,
-            before=before,
-            after=after,
+            trained,
+            claim=claim,
             min_gain=task.min_gain,
-            examples=examples,
             extra={
                 "run": ran,
                 "sft_steps": agent.sft.steps,
@@ -106,9 +100,6 @@ class SingleTurn:
                 "framing": agent.policy.prompt.framing,
                 "prompts_per_step": agent.rollout.groups_per_step,
                 "group_size": agent.rollout.group_size,
-                "seed": agent.trainer.seed,
-                "backend": agent.policy.backend,
-                "mode": agent.trainer.mode,
             },
         )
         if evaluated and not (math.isnan(before) or math.isnan(after)):

@@ -45,11 +45,9 @@ from raygent.jobs.web_agent.explore import explorations
 from raygent.jobs.web_agent.replay import HindsightReplay, ReplaySettings
 from raygent.platform.config import JobConfig
 from raygent.platform.rl import metrics as m
-from raygent.platform.rl.initial import agent_sections, initial_model
-from raygent.platform.rl.report import write_report
+from raygent.platform.rl.recipe import AgentRecipe, Setup, Trained
 from raygent.platform.rl.settings import AgentRunConfig, Section
 from raygent.platform.rl.tasks import heldout_seed
-from raygent.platform.rl.trainer import AgentTrainer
 
 MIN_GAIN = 0.10
 UNSEEN = "unseen_templates"
@@ -107,15 +105,14 @@ def template_rows(records: list[dict[str, Any]], last_step: int) -> list[tuple[s
     ]
 
 
-class WebAgent:
+class WebAgent(AgentRecipe):
     name = "web_agent"
     summary = "SFT of a tiny LM agent on four web apps' experts, then GRPO on the fifth app with its checker"
     claim = f"GRPO raises held-out success on the fifth app by >= {MIN_GAIN} over the SFT model"
     config_model = WebAgentConfig
+    min_gain = MIN_GAIN
 
-    def run(self, config: JobConfig, run_dir: Path, resume: bool = False) -> dict[str, Any]:
-        console = Console()
-        agent = agent_sections(config, WebAgentConfig)
+    def prepare(self, agent: Any, run_dir: Path, console: Console) -> Setup:
         grpo_kwargs = agent.env.task_kwargs
         sft_kwargs = {**grpo_kwargs, **agent.sft.task_kwargs}
         pool = sft_pool_for(sft_kwargs)
@@ -128,7 +125,6 @@ class WebAgent:
             agent.env.kwargs.setdefault("hindsight", grpo_templates)
             agent.env.kwargs.setdefault("hindsight_per_template", agent.web.hindsight_per_template)
         first = first_screens([make_task(f"{tid}/0").to_platform() for tid in grpo_templates], agent.web.demo_workers)
-        model_path = initial_model(agent, run_dir, tokenizer_corpus(demonstrations(pool), first))
         unseen = (
             web_tasks(
                 agent.env.eval_split,
@@ -142,44 +138,43 @@ class WebAgent:
             else []
         )
         explored = self._explore(agent, grpo_templates, console) if agent.web.explore_episodes else []
-        trainer = AgentTrainer(
-            agent,
-            run_dir,
-            model_path,
-            console=console,
-            extra_evals={UNSEEN: unseen} if unseen else None,
+        return Setup(
+            tokenizer_text=tokenizer_corpus(demonstrations(pool), first),
             hooks=[HindsightReplay(agent.web.replay, seed=explored)] if agent.web.replay.demos else [],
+            extra_evals={UNSEEN: unseen} if unseen else None,
+            state={"grpo_templates": grpo_templates, "never_trained": never_trained, "sft_tasks": len(pool)},
         )
-        try:
-            result = trainer.run(resume=resume)
-            examples = trainer.examples(agent.web.examples, failures=1)
-        finally:
-            trainer.shutdown()
-        examples = screens.capture(examples, run_dir, agent.web.screenshot_size) if examples else []
+
+    def kept_examples(self, agent: Any) -> tuple[int, int]:
+        return agent.web.examples, 1
+
+    def report(
+        self, config: JobConfig, agent: Any, run_dir: Path, trained: Trained, console: Console
+    ) -> dict[str, Any]:
+        examples = screens.capture(trained.examples, run_dir, agent.web.screenshot_size) if trained.examples else []
+        result, state = trained.result, trained.setup.state
         rows = (
             [("templates never trained on", result[f"eval/{UNSEEN}/before"], result[f"eval/{UNSEEN}/after"])]
-            if unseen
+            if trained.setup.extra_evals
             else []
         )
         rows += template_rows(m.MetricsLog(run_dir, tensorboard=False).read(), agent.trainer.steps)
-        summary = write_report(
+        summary = self.write(
+            config,
+            agent,
             run_dir,
-            config.job,
-            self.claim,
-            before=result["eval/before"],
-            after=result["eval/after"],
-            min_gain=MIN_GAIN,
-            examples=examples,
+            trained,
             rows=rows,
+            examples=examples,
             extra={
-                "seed": agent.trainer.seed,
-                "backend": agent.policy.backend,
-                "grpo_templates": grpo_templates,
-                "never_trained_templates": never_trained,
-                "sft_tasks": len(pool),
+                "grpo_templates": state["grpo_templates"],
+                "never_trained_templates": state["never_trained"],
+                "sft_tasks": state["sft_tasks"],
             },
         )
-        unseen_line = f"; templates never trained on: {rows[0][1]:.3f} → {rows[0][2]:.3f}" if rows else ""
+        unseen_line = (
+            f"; templates never trained on: {rows[0][1]:.3f} → {rows[0][2]:.3f}" if trained.setup.extra_evals else ""
+        )
         console.print(
             f"held-out success: SFT {summary['before_success']:.3f} → GRPO {summary['after_success']:.3f} "
             f"(gain {summary['gain']:+.3f}; claim {'holds' if summary['holds'] else 'does not hold'}){unseen_line}"
