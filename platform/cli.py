@@ -298,6 +298,58 @@ def tasks(
     console.print(table)
 
 
+@app.command(
+    "eval",
+    epilog="Examples: raygent eval toolcalc --policy runs/grpo_toy/20261207-101500 · "
+    "raygent eval toolcalc --policy smollm2-135m-instruct --episodes 64",
+)
+def eval_policy(
+    env: str = typer.Argument(..., help="A registered environment's name (raygent envs)."),
+    policy: str = typer.Option(..., "--policy", help="A run directory, a preset or a model directory."),
+    episodes: int | None = typer.Option(None, "--episodes", help="Tasks evaluated, one episode each (default 64)."),
+    seed: int | None = typer.Option(None, "--seed", help="The held-out draw's seed (default: the run's, else 0)."),
+    split: str | None = typer.Option(None, "--split", help="The task split (default: the environment's eval split)."),
+    out: str | None = typer.Option(None, "--out", help="Output directory (default runs/eval/<env>-<timestamp>)."),
+    address: str | None = typer.Option(
+        None, "--address", help="Join this Ray cluster (default: RAY_ADDRESS or embedded)."
+    ),
+) -> None:
+    """Evaluate a policy on a registered environment without training: greedy success overall and per template,
+    with 95 % intervals (summary.json, trajectories.jsonl)."""
+    from raygent.platform.cluster import connect
+    from raygent.platform.evaluate import eval_sections, run_eval
+
+    try:
+        config, model, described = eval_sections(env, policy, episodes, seed, split)
+    except ConfigError as exc:
+        _fail(str(exc))
+    try:
+        directory = rundir.plan_run_dir("eval", None if out is None else Path(out))
+    except ConfigError as exc:
+        _fail(str(exc))
+    if out is None:
+        directory = directory.with_name(f"{env}-{directory.name}")
+    try:
+        connect(address, None, _state["verbose"], source="--address" if address else None)
+    except ConfigError as exc:
+        _fail(str(exc))
+    except ConnectionError as exc:
+        _fail(f"cannot reach the Ray cluster: {exc}", code=2 if address or os.environ.get("RAY_ADDRESS") else 1)
+    directory.mkdir(parents=True, exist_ok=True)
+    summary = run_eval(config, model, directory, env, described)
+    table = Table("template", "episodes", "success", "95 % interval", title=f"{env}: {policy}")
+    for name, row in summary["templates"].items():
+        low, high = row["ci95"]
+        table.add_row(name, str(row["episodes"]), f"{row['success']:.3f}", f"{low:.3f}–{high:.3f}")
+    console.print(table)
+    low, high = summary["ci95"]
+    console.print(
+        f"success {summary['success']:.3f} (95 % interval {low:.3f}–{high:.3f}) on {summary['episodes']} episodes "
+        f"of split {summary['split']!r}, seed {summary['seed']}; infrastructure failures: {summary['infra_failures']}"
+    )
+    console.print(f"outputs: {directory}")
+
+
 @app.command(epilog="Examples: raygent envs · raygent envs --json")
 def envs(as_json: bool = typer.Option(False, "--json", help="Machine-readable output (the specs).")) -> None:
     """List the registered environments (entry point group raygent.envs): name, task splits and one line each.

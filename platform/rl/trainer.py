@@ -531,6 +531,12 @@ class AgentTrainer:
         self.console.print(f"eval at step {step}: success " + ", ".join(lines))
         return rates
 
+    def evaluate(self) -> list[Trajectory]:
+        """One greedy evaluation of the held-out tasks as the policy stands, recorded at step 0 (`raygent eval`);
+        its trajectories (infrastructure failures left out)."""
+        self._evaluate(0)
+        return list(self.last_eval)
+
     def examples(self, count: int, failures: int = 0) -> list[dict[str, Any]]:
         """Trajectories of the last evaluation for the report: `count` in all, successes first, with at least
         `failures` failed ones when there are any (the task id lets a report replay them)."""

@@ -1,6 +1,6 @@
 """`raygent run grpo_toy` end to end on the embedded cluster: killed mid-run and resumed without repeating or
 skipping a task batch; then `raygent serve` on the run answers /v1/act and /v1/chat/completions, with 422 and
-413 for bad requests."""
+413 for bad requests, and `raygent eval` on the run reproduces its held-out success."""
 
 from __future__ import annotations
 
@@ -94,6 +94,27 @@ def test_serve_answers_both_routes_and_rejects_bad_requests(run_dir: Path) -> No
         assert status == 413
         status, answer = post(f"{base}/v1/act", json.dumps(act).encode())
         assert status == 200, "the replica survived the bad requests"
+
+
+def test_raygent_eval_reproduces_the_runs_held_out_success(run_dir: Path, tmp_path: Path) -> None:
+    """`raygent eval toolcalc --policy RUN_DIR`: the run's trained policy on the run's held-out draw, without
+    training: the same tasks and, greedy, the same outcomes as the run's last evaluation."""
+    done = raygent("eval", "toolcalc", "--policy", str(run_dir), "--out", str(tmp_path / "eval"), timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = json.loads((tmp_path / "eval" / "summary.json").read_text())
+    last = [r for r in records(run_dir) if r["stage"] == "eval"][-1]
+    episodes = [json.loads(line) for line in (tmp_path / "eval" / "trajectories.jsonl").read_text().splitlines()]
+    assert {e["task_id"]: e["success"] for e in episodes} == last["eval/outcomes"]
+    assert summary["episodes"] == 8 and summary["success"] == json.loads((run_dir / "summary.json").read_text())[
+        "after_success"
+    ]
+    low, high = summary["ci95"]
+    assert low <= summary["success"] <= high and set(summary["templates"]) <= {"larger", "smaller", "a+b", "a-b", "a*b"}
+    assert "95 % interval" in done.stdout
+    wrong = raygent("eval", "toolcalk", "--policy", str(run_dir), timeout=120)
+    assert wrong.returncode == 2 and "did you mean 'toolcalc'" in wrong.stderr, wrong.stderr
+    other = raygent("eval", "factguard", "--policy", str(run_dir), timeout=120)
+    assert other.returncode == 2 and "trained on raygent/ToolCalc-v0" in other.stderr, other.stderr
 
 
 @pytest.mark.ray
