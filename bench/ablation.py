@@ -37,6 +37,13 @@ VARIANTS: dict[str, list[str]] = {
     # every weight trains, at a tenth of LoRA's rates (full fine-tuning's usual ratio)
     "full_finetune": ["learner.lora=null", "learner.lr=0.00002", "sft.lr=0.00005"],
 }
+EXTRA_VARIANTS: dict[str, list[str]] = {
+    # what might hold what SFT taught under an update that seeks a shortcut (not parts of the recipe: `--variants`)
+    # a KL to the policy as RL began (after SFT), k3 estimator
+    "kl": ["learner.loss.terms=[{name: grpo, clip_high: 0.28}, {name: kl, coef: 0.05}]"],
+    # a quarter of the recipe's RL rate
+    "small_step": ["learner.lr=0.00005"],
+}
 
 
 def run(seed: int, variant: str, root: Path) -> dict[str, float]:
@@ -44,7 +51,7 @@ def run(seed: int, variant: str, root: Path) -> dict[str, float]:
     if (run_dir / "summary.json").exists() and (run_dir / "minutes").exists():
         summary, minutes = json.loads((run_dir / "summary.json").read_text()), float((run_dir / "minutes").read_text())
     else:
-        summary, minutes = run_once(seed, [*SMOLLM2_OVERRIDES, *VARIANTS[variant]], run_dir)
+        summary, minutes = run_once(seed, [*SMOLLM2_OVERRIDES, *{**VARIANTS, **EXTRA_VARIANTS}[variant]], run_dir)
         (run_dir / "minutes").write_text(f"{minutes:.3f}")
     row = {"sft": summary["before_success"], "grpo": summary["after_success"], "minutes": minutes}
     row["gain"] = row["grpo"] - row["sft"]
@@ -59,7 +66,7 @@ def run(seed: int, variant: str, root: Path) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
+    parser.add_argument("--variants", nargs="+", choices=[*VARIANTS, *EXTRA_VARIANTS], default=list(VARIANTS))
     parser.add_argument("--keep", type=Path, default=None, help="keep (and resume from) the run directories here")
     args = parse_args(parser)
     rows: dict[str, list[dict[str, float]]] = {variant: [] for variant in args.variants}
