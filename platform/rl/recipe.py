@@ -7,7 +7,7 @@ is that call for an agent job:
     setup = self.prepare(agent, run_dir, console)  tokenizer text, trainer hooks, extra evaluation sets (the job's)
     model = initial_model(agent, run_dir, text)    `policy.model`, or a tiny model on the job's text
     trainer = AgentTrainer(agent, run_dir, model, hooks, extra_evals)
-    try: trainer.run(resume); self.finish(trainer, ...)   examples, anything read from live actors
+    try: trainer.run(resume); trainer.examples(...)
     finally: trainer.shutdown()
     return self.report(...)                        `write_report` and the console's last line (the job's table)
 
@@ -56,8 +56,6 @@ class Trained:
     result: dict[str, Any]
     examples: list[dict[str, Any]]
     setup: Setup
-    extra: dict[str, Any] = field(default_factory=dict)
-    """What `finish` read before the trainer shut down."""
 
 
 class AgentRecipe:
@@ -84,10 +82,9 @@ class AgentRecipe:
         try:
             result = trainer.run(resume=resume)
             examples = trainer.examples(*self.kept_examples(agent))
-            extra = self.finish(agent, trainer)
         finally:
             trainer.shutdown()
-        return self.report(config, agent, run_dir, Trained(result, examples, setup, extra), console)
+        return self.report(config, agent, run_dir, Trained(result, examples, setup), console)
 
     def prepare(self, agent: Any, run_dir: Path, console: Console) -> Setup:
         """The job's own preparation (data recorded, tokenizer text, hooks, extra evaluations); none by default."""
@@ -96,10 +93,6 @@ class AgentRecipe:
     def kept_examples(self, agent: Any) -> tuple[int, int]:
         """(trajectories, of which at least this many failed) the report shows; `examples_kept` by default."""
         return self.examples_kept
-
-    def finish(self, agent: Any, trainer: AgentTrainer) -> dict[str, Any]:
-        """Read what the report needs from the live run (its actors) before the trainer shuts down."""
-        return {}
 
     def report(
         self, config: JobConfig, agent: Any, run_dir: Path, trained: Trained, console: Console
