@@ -32,9 +32,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from raygent.environments.web.agent.demos import BLIND_LOOKS, ensure_recorded, load_body
+from raygent.environments.web.agent.demos import BLIND_LOOKS, drive, ensure_recorded, load_body
 from raygent.environments.web.agent.demos import cache_path as demo_cache_path
-from raygent.environments.web.agent.observation import compact
 from raygent.environments.web.doc_tools import page_text, reader_pages, reader_solver
 from raygent.environments.web.docs.pages import site
 from raygent.environments.web.env import BrowserEnv
@@ -87,13 +86,7 @@ def _reader_take(env: BrowserEnv, task: Task) -> dict[str, Any]:
     turns: list[tuple[str, str]] = []
     info: dict[str, Any] = {}
     try:
-        action = next(solver)
-        while True:
-            turns.append((compact(str(observation["text"])), action))
-            observation, _, terminated, truncated, info = env.step(action)
-            if terminated or truncated:
-                break
-            action = solver.send(str(observation["text"]))
+        info = drive(env, observation, solver, turns)
     except (StopIteration, LookupError):  # a label the page named is not on screen: the reader is lost
         pass
     turns = [t for t in turns if t[1] not in BLIND_LOOKS]

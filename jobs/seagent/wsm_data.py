@@ -27,7 +27,6 @@ trajectories as dicts: `task_id`, `app`, `instruction`, `kind`, `screens`, `acti
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import json
 import os
 import random
@@ -40,7 +39,7 @@ from typing import Any
 
 from playwright.sync_api import Error as PlaywrightError
 
-from raygent.environments.web.agent.demos import BLIND_LOOKS, fingerprint
+from raygent.environments.web.agent.demos import BLIND_LOOKS, fingerprint, on_threads
 from raygent.environments.web.agent.env import release_thread_browser, thread_browser
 from raygent.environments.web.agent.observation import compact
 from raygent.environments.web.env import BrowserEnv
@@ -223,19 +222,8 @@ def record_tasks(
     """Record the missing tasks on `workers` threads (each its own Chromium); every task's trajectories."""
     root = root or data_root()
     missing = [t for t in {t.id: t for t in tasks}.values() if not cache_file(t, seed, root).is_file()]
-    lock, count = threading.Lock(), [0]
-
-    def done() -> None:
-        with lock:
-            count[0] += 1
-            if progress is not None:
-                progress(count[0], len(missing))
-
     if missing:
-        shares = [missing[i :: max(workers, 1)] for i in range(max(workers, 1))]
-        with cf.ThreadPoolExecutor(max_workers=len(shares)) as pool:
-            for future in [pool.submit(_share, share, seed, root, done) for share in shares if share]:
-                future.result()
+        on_threads(missing, workers, lambda share, done: _share(share, seed, root, done), progress)
     out: list[Record] = []
     for task in tasks:
         path = cache_file(task, seed, root)

@@ -41,6 +41,7 @@ from raygent.environments.web.agent.observation import compact
 from raygent.environments.web.env import BrowserEnv
 from raygent.environments.web.registry import APPS_DIR, from_platform
 from raygent.environments.web.server import ui_spec
+from raygent.environments.web.task import Solver
 from raygent.platform.contracts import Task
 from raygent.policies.cache import cache_root as shared_cache_root
 
@@ -85,15 +86,8 @@ def record(env: BrowserEnv, task: Task) -> tuple[bool, Turns]:
     assert instance is not None
     solver = instance.task.solve(instance.params, ui_spec(instance.app, instance.ui_seed))
     turns: Turns = []
-    info: dict[str, Any] = {}
     try:
-        action = next(solver)
-        while True:
-            turns.append((compact(str(observation["text"])), action))
-            observation, _, terminated, truncated, info = env.step(action)
-            if terminated or truncated:
-                break
-            action = solver.send(str(observation["text"]))
+        info = drive(env, observation, solver, turns)
     except StopIteration:
         return False, []
     if not info.get("success"):
@@ -101,6 +95,20 @@ def record(env: BrowserEnv, task: Task) -> tuple[bool, Turns]:
     if turns and turns[0][1] in BLIND_LOOKS:
         turns = turns[1:]
     return True, turns
+
+
+def drive(env: BrowserEnv, observation: dict[str, Any], solver: Solver, turns: Turns) -> dict[str, Any]:
+    """Step `env` from `observation` with a solver's actions (it is sent each full observation text) until the
+    episode ends; each turn goes into `turns` as (compact observation, action) as it is taken. Returns the last
+    step's info; a solver that gives up first raises `StopIteration` (the turns so far are kept)."""
+    info: dict[str, Any] = {}
+    action = next(solver)
+    while True:
+        turns.append((compact(str(observation["text"])), action))
+        observation, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            return info
+        action = solver.send(str(observation["text"]))
 
 
 def load_body(path: Path) -> dict[str, Any] | None:
@@ -180,19 +188,30 @@ def ensure_recorded(
     missing = [task for task in unique.values() if not cache_path(task, root, kind).is_file()]
     if not missing:
         return 0
+    on_threads(missing, workers, lambda share, done: _record_share(share, root, kind, take, done), progress)
+    return len(missing)
+
+
+def on_threads(
+    tasks: Sequence[Task],
+    workers: int,
+    record_share: Callable[[Sequence[Task], Callable[[], None]], None],
+    progress: Callable[[int, int], None] | None = None,
+) -> None:
+    """`record_share(share, done)` on `workers` threads, each with every `workers`-th task (each thread makes its
+    own Chromium: the browser's waits overlap); `done()` after each task calls `progress(done, total)`."""
     lock, count = threading.Lock(), [0]
 
     def done() -> None:
         with lock:
             count[0] += 1
             if progress is not None:
-                progress(count[0], len(missing))
+                progress(count[0], len(tasks))
 
-    shares = [missing[index :: max(workers, 1)] for index in range(max(workers, 1))]
+    shares = [tasks[index :: max(workers, 1)] for index in range(max(workers, 1))]
     with cf.ThreadPoolExecutor(max_workers=len(shares)) as pool:
-        for future in [pool.submit(_record_share, share, root, kind, take, done) for share in shares if share]:
+        for future in [pool.submit(record_share, share, done) for share in shares if share]:
             future.result()
-    return len(missing)
 
 
 def demonstrations(tasks: Sequence[Task], workers: int = DEFAULT_WORKERS, root: Path | None = None) -> list[Turns]:
