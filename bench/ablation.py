@@ -7,8 +7,10 @@ Each variant is the recipe (`SMOLLM2_OVERRIDES`) with the overrides of `VARIANTS
 a bench stopped part-way holds whole seeds. With `--keep DIR` a run whose `summary.json` is already there is read,
 not rerun: the bench resumes where it stopped.
 
-Measured 2026-12-07 (docs/architecture.md, "The small-model recipe"): the run-to-run spread of one config on one
-seed (0.396) is larger than any part's effect at this budget.
+Measured 2026-12-07, runs reproducible (docs/architecture.md, "The small-model recipe"): recipe −0.076 ± 0.358
+(seed 1 collapses: the gate and dynamic sampling train on the comparisons only and the arithmetic drifts away),
+every part off +0.10 ± 0.2, full fine-tuning −0.056 ± 0.048. `--variants kl small_step` (EXTRA_VARIANTS) are
+what might hold a learnt skill; not measured yet.
 
 Per run: `seed=S variant=V sft=… grpo=… gain=… minutes=…` and the per-template counts. Then a table (gain mean ±
 population standard deviation over seeds, minutes a run). Last line: `<variant>_gain=…` for every variant, then
