@@ -9,8 +9,8 @@ not rerun: the bench resumes where it stopped.
 
 Measured 2026-12-07, runs reproducible (docs/architecture.md, "The small-model recipe"): recipe −0.076 ± 0.358
 (seed 1 collapses: the gate and dynamic sampling train on the comparisons only and the arithmetic drifts away),
-every part off +0.10 ± 0.2, full fine-tuning −0.056 ± 0.048. `--variants kl small_step` (EXTRA_VARIANTS) are
-what might hold a learnt skill; not measured yet.
+every part off +0.10 ± 0.2, full fine-tuning −0.056 ± 0.048. `--variants kl` (EXTRA_VARIANTS) on seed 1: −0.448,
+the same collapse; `small_step` not measured yet.
 
 Per run: `seed=S variant=V sft=… grpo=… gain=… minutes=…` and the per-template counts. Then a table (gain mean ±
 population standard deviation over seeds, minutes a run). Last line: `<variant>_gain=…` for every variant, then
