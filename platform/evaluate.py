@@ -29,6 +29,7 @@ from raygent.platform.envs import EnvRegistryError, get_env, named_env
 from raygent.platform.rl import checkpoint as ckpt
 from raygent.platform.rl.settings import AgentRunConfig
 from raygent.platform.rundir import load_run_config
+from raygent.policies.loading import resolve_model
 
 SUMMARY_FILE = "summary.json"
 TRAJECTORIES_FILE = "trajectories.jsonl"
@@ -109,8 +110,9 @@ def eval_sections(
         raise ConfigError(f"raygent eval {env}: {where}") from None
     if config.trainer.eval_tasks < 1:
         raise ConfigError("--episodes: expected at least 1")
-    model = str(config.policy.model) if config.policy.model is not None else policy
-    return config, model, described
+    assert config.policy.model is not None  # both branches above set it
+    # a preset's name becomes its converted directory in the cache, as a run's `initial_model` does
+    return config, str(resolve_model(config.policy.model)), described
 
 
 def summarize(
