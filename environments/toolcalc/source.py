@@ -12,10 +12,18 @@ from raygent.platform.contracts import Task
 
 
 def toolcalc_tasks(
-    split: str, seed: int, n: int, task_types: Sequence[str] = TASK_TYPES, difficulty: int | Sequence[int] = 1
+    split: str,
+    seed: int,
+    n: int,
+    task_types: Sequence[str] = TASK_TYPES,
+    difficulty: int | Sequence[int] = 1,
+    templates: Sequence[str] | None = None,
 ) -> list[Task]:
-    """`n` ToolCalc tasks of `split`, drawn from `seed` (the trainer's `TaskSource` signature)."""
-    return generate_tasks(n, seed=seed, split=split, task_types=tuple(task_types), difficulty=difficulty)
+    """`n` ToolCalc tasks of `split`, drawn from `seed` (the trainer's `TaskSource` signature); `templates` keeps
+    only the templates named (e.g. SFT demonstrations of some templates, RL on all)."""
+    return generate_tasks(
+        n, seed=seed, split=split, task_types=tuple(task_types), difficulty=difficulty, templates=templates
+    )
 
 
 def toolcalc_demonstrations(tasks: Sequence[Task]) -> list[list[tuple[str, str]]]:

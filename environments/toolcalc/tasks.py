@@ -139,14 +139,19 @@ def make_task(template: str, operands: Sequence[int], difficulty: int = 0) -> Ta
     )
 
 
-def sample_task(rng: np.random.Generator, *, task_type: str, difficulty: int, split: str) -> Task:
-    """Draw one task of a type, difficulty and split (rejection sampling over uniform operands)."""
+def sample_task(
+    rng: np.random.Generator, *, task_type: str, difficulty: int, split: str, templates: Sequence[str] | None = None
+) -> Task:
+    """Draw one task of a type, difficulty and split (rejection sampling over uniform operands); `templates`, when
+    given, limits the type's templates to those named."""
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; expected one of {SPLITS}")
     if difficulty not in DIFFICULTY_RANGES:
         raise ValueError(f"unknown difficulty {difficulty}; expected one of {sorted(DIFFICULTY_RANGES)}")
     low, high = DIFFICULTY_RANGES[difficulty]
-    candidates = templates_of(task_type)
+    candidates = [t for t in templates_of(task_type) if templates is None or t.name in templates]
+    if not candidates:
+        raise ValueError(f"no template of type {task_type!r} among {list(templates or ())}")
     spec = candidates[int(rng.integers(len(candidates)))]
     for _ in range(_MAX_DRAWS):
         operands = [int(value) for value in rng.integers(low, high + 1, size=spec.arity)]
@@ -163,8 +168,12 @@ def generate_tasks(
     task_types: Sequence[str] = TASK_TYPES,
     difficulty: int | Sequence[int] = 1,
     unique: bool = False,
+    templates: Sequence[str] | None = None,
 ) -> list[Task]:
     """`n` tasks drawn from `seed`: each picks a type, then a difficulty, then a template uniformly.
+
+    `templates` limits the draw to the templates named (`["larger", "a+b"]`: each of their types keeps only those);
+    a type with none of them is not drawn, and an unknown name is a ValueError.
 
     The same arguments always give the same list. With `unique`, repeated tasks are redrawn (raises RuntimeError if
     the requested space is too small to hold `n` distinct tasks).
@@ -172,6 +181,13 @@ def generate_tasks(
     difficulties = [difficulty] if isinstance(difficulty, int) else list(difficulty)
     if not task_types or not difficulties:
         raise ValueError("task_types and difficulty must not be empty")
+    if templates is not None:
+        unknown = sorted(set(templates) - set(TEMPLATES))
+        if unknown:
+            raise ValueError(f"unknown templates {unknown}; expected some of {list(TEMPLATES)}")
+        task_types = [kind for kind in task_types if any(TEMPLATES[name].task_type == kind for name in templates)]
+        if not task_types:
+            raise ValueError(f"templates {list(templates)} are of none of the task types asked for")
     rng = np.random.default_rng(seed)
     tasks: list[Task] = []
     seen: set[str] = set()
@@ -182,7 +198,7 @@ def generate_tasks(
             raise RuntimeError(f"could not draw {n} distinct {split} tasks of {list(task_types)} at {difficulties}")
         task_type = task_types[int(rng.integers(len(task_types)))]
         level = difficulties[int(rng.integers(len(difficulties)))]
-        task = sample_task(rng, task_type=task_type, difficulty=level, split=split)
+        task = sample_task(rng, task_type=task_type, difficulty=level, split=split, templates=templates)
         if unique and task.id in seen:
             continue
         seen.add(task.id)

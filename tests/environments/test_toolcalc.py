@@ -209,6 +209,17 @@ def test_generation_and_episodes_are_deterministic_by_seed():
         assert first.step("calc(1+1)") == second.step("calc(1+1)")
 
 
+def test_templates_limit_the_draw_to_the_templates_named():
+    tasks = generate_tasks(200, seed=3, task_types=["compare", "single"], templates=["larger", "a+b"])
+    assert {t.params["template"] for t in tasks} == {"larger", "a+b"}
+    # a type none of whose templates is named is not drawn
+    assert {t.params["task_type"] for t in generate_tasks(20, seed=3, templates=["a*b"])} == {"single"}
+    with pytest.raises(ValueError, match="unknown templates"):
+        generate_tasks(5, seed=0, templates=["a/b"])
+    with pytest.raises(ValueError, match="none of the task types"):
+        generate_tasks(5, seed=0, task_types=["compare"], templates=["a*b"])
+
+
 def test_make_task_validates_operands():
     with pytest.raises(ValueError):
         make_task("a-b", [3, 5])
