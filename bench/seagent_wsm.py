@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from raygent.jobs.seagent.recipe import prepare_judge
-from raygent.jobs.seagent.settings import SeagentSettings
+from raygent.jobs.seagent.recipe import SeagentSettings
 
 
 def settings_from(argv: list[str]) -> SeagentSettings:

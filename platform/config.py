@@ -540,8 +540,8 @@ def _did_you_mean(word: str, candidates: Sequence[str]) -> str:
 
 
 def check_known_keys(where: str, given: Mapping[str, Any], allowed: Sequence[str]) -> None:
-    """Raises `ValueError` naming the first key of `given` not in `allowed`, with a "did you mean" (a job's
-    free-form `kwargs` sections, checked in its settings' validators)."""
+    """Raises `ValueError` naming the first key of `given` not in `allowed`, with a "did you mean" (a component's
+    `kwargs` against its `Settings`, `platform.plugins`; a task function's keyword arguments)."""
     for key in given:
         if key not in allowed:
             raise ValueError(

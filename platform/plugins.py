@@ -108,5 +108,8 @@ def build(component: Component, protocol: type[T], *args: Any, **extra: Any) -> 
 
 def _members(protocol: type) -> str:
     """` (prompt, act, ...)`: what a Protocol asks for, for the message."""
-    names = sorted(getattr(protocol, "__protocol_attrs__", ()))
+    if not getattr(protocol, "_is_protocol", False):
+        return ""
+    names = sorted({*vars(protocol).get("__annotations__", {}), *vars(protocol)})
+    names = [name for name in names if not name.startswith("_")]
     return f" ({', '.join(names)})" if names else ""

@@ -47,7 +47,6 @@ from raygent.platform.rl.settings import AgentRunConfig
 from raygent.platform.rl.tasks import heldout_seed
 from raygent.platform.rl.trainer import AgentTrainer
 
-LOOP = "raygent.jobs.xskill.loop:MemoryLoop"
 VARIANTS = ("none", "experiences", "skills")
 """Extra evaluation sets; the main held-out set is `both` (the loop's default mode)."""
 MIN_GAIN = 0.02
