@@ -216,7 +216,7 @@ class GateSettings(BaseModel):
     @model_validator(mode="after")
     def _band(self) -> GateSettings:
         if self.low > self.high:
-            raise ValueError(f"low {self.low} is above high {self.high}")
+            raise ValueError(f"the band needs low <= high, got low={self.low}, high={self.high}")
         if self.source is not None and load_entry(self.source.entry) is AdmissionGate:
             raise ValueError("source: an AdmissionGate cannot wrap another AdmissionGate")
         return self

@@ -290,8 +290,8 @@ def test_a_bad_factguard_config_names_the_key(override: str, key: str) -> None:
 
 def test_the_ablations_are_single_overrides(root: Path) -> None:
     from raygent.jobs.factguard.recipe import ablation_of
-    from raygent.platform.rl.settings import AgentRunConfig
     from raygent.platform.rl.initial import agent_sections
+    from raygent.platform.rl.settings import AgentRunConfig
 
     def variant(*overrides: str) -> str:
         return ablation_of(agent_sections(load_config("factguard", list(overrides)), AgentRunConfig))

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
 from torch import Tensor
 
 from raygent.platform.config import ConfigError, load_config
@@ -27,8 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 KWARGS = "{KWARGS}"
 PLUGINS = [
     *[
-        (f"raygent.rewards.{entry}", "grpo_toy", f"reward={{entry: raygent.rewards.{entry}, kwargs: {KWARGS}}}", "reward")
-        for entry in (
+        (f"raygent.rewards.{name}", "grpo_toy", f"reward={{entry: raygent.rewards.{name}, kwargs: {KWARGS}}}", "reward")
+        for name in (
             "factguard.decision_aware:DecisionAware",
             "factguard.decision_aware:OutcomeOnly",
             "reasonaug.magr:MAGR",
@@ -57,10 +56,10 @@ PLUGINS = [
     ("raygent.environments.factguard.env:FactGuardEnv", "factguard", f"env.kwargs={KWARGS}", "env"),
     ("raygent.environments.reasonaug.env:AugmentationEnv", "reasonaug", f"env.kwargs={KWARGS}", "env"),
 ]
+CHAT_LOOP = "raygent.platform.rl.agent_loop:ChatLoop"
 TAKES_NONE = [  # a `Settings` without fields: any kwarg is refused
     ("raygent.platform.rl.tasks:StaticSource", f"tasks.kwargs={KWARGS}", "tasks"),
-    ("raygent.platform.rl.agent_loop:ChatLoop", f"rollout.agent={{entry: raygent.platform.rl.agent_loop:ChatLoop, "
-     f"kwargs: {KWARGS}}}", "rollout.agent"),  # fmt: skip
+    (CHAT_LOOP, f"rollout.agent={{entry: {CHAT_LOOP}, kwargs: {KWARGS}}}", "rollout.agent"),
 ]
 TERMS = [  # loss-term plugins: pydantic models, their knobs inline
     "raygent.jobs.reasonaug.entropy:SelectiveEntropy",
@@ -118,13 +117,14 @@ def test_a_misspelt_knob_of_a_loss_term_plugin_exits_2_naming_it(entry: str, cap
 
 
 def test_a_bad_value_names_the_key_below_the_section() -> None:
+    gate, adaptive = "raygent.platform.rl.tasks:AdmissionGate", "raygent.platform.rl.tasks:AdaptiveSource"
     cases = {
         "reward={entry: raygent.rewards.tool_cost:ToolCost, kwargs: {cost: -1}}": "reward.kwargs.cost: got -1",
         "reward={entry: raygent.rewards.tool_cost:ToolCost, kwargs: {free: true}}": "reward.kwargs.free: got True",
-        "tasks={entry: raygent.platform.rl.tasks:AdmissionGate, kwargs: {low: 0.9, high: 0.1}}": "tasks.kwargs: low",
-        "tasks={entry: raygent.platform.rl.tasks:AdmissionGate, kwargs: {source: {entry: "
-        "raygent.platform.rl.tasks:AdaptiveSource, kwargs: {florr: 0}}}}": "tasks.kwargs.source.kwargs.florr: unknown key "
-        "(did you mean 'floor'?)",
+        f"tasks={{entry: {gate}, kwargs: {{low: 0.9, high: 0.1}}}}": "tasks.kwargs: the band",
+        f"tasks={{entry: {gate}, kwargs: {{source: {{entry: {adaptive}, kwargs: {{florr: 0}}}}}}}}": (
+            "tasks.kwargs.source.kwargs.florr: unknown key (did you mean 'floor'?)"
+        ),
         "reward={entry: raygent.rewards.seagent.wsm:WorldStateModel, kwargs: {backend: vlm, model: m}}": (
             "reward.kwargs.endpoint: the vlm backend needs"
         ),
