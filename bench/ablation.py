@@ -33,7 +33,7 @@ VARIANTS: dict[str, list[str]] = {
     # every drawn batch trains, zero-variance groups dropped as before, none drawn to replace them
     "no_dynamic_sampling": ["rollout.dynamic_sampling=null"],
     # the task stream as it comes, every template whatever its running success
-    "no_gate": ["tasks.source=raygent.platform.rl.tasks:StaticSource", "tasks.kwargs={}"],
+    "no_gate": ["tasks.entry=raygent.platform.rl.tasks:StaticSource", "tasks.kwargs={}"],
     # a warm-up of 3 steps (the recipe has none: its former `warmup_steps: 1` was a no-op, see grpo_toy.py)
     "warmup": ["learner.schedule={warmup_steps: 3}"],
     # every weight trains, at a tenth of LoRA's rates (full fine-tuning's usual ratio)

@@ -81,7 +81,7 @@ def train_stream(name: str, seed: int, steps: int, prompts: int) -> list[Any]:
 
 def prompt_text(tokenizer: Any, instruction: str) -> str:
     """The prompt both sides see: the job's chat framing through the model's chat template (as `ChatLoop`)."""
-    from raygent.jobs.single_turn.settings import SingleTurnPolicySettings
+    from raygent.jobs.single_turn.recipe import SingleTurnPolicySettings
     from raygent.policies.prompts import render_prompt
 
     return render_prompt(tokenizer, SingleTurnPolicySettings().prompt.messages(instruction, ""))

@@ -24,8 +24,7 @@ import yaml
 from pydantic import ValidationError
 from rich.console import Console
 
-from raygent.jobs.seagent.recipe import prepare_judge
-from raygent.jobs.seagent.settings import SeagentSettings
+from raygent.jobs.seagent.recipe import SeagentSettings, prepare_judge
 
 
 def settings_from(argv: list[str]) -> SeagentSettings:

@@ -41,6 +41,33 @@ class ConfigError(ValueError):
     """A config that cannot run; the message is meant for the user as it is."""
 
 
+class KeyProblem(ConfigError):
+    """A validator's complaint about `key`, a key below the model pydantic reports it at (`kwargs.budget` of the
+    `reward` section): the message joins the two, `reward.kwargs.budget: <problem>`."""
+
+    def __init__(self, key: str, problem: str) -> None:
+        super().__init__(f"{key}: {problem}")
+        self.key, self.problem = key, problem
+
+
+class RenamedKey(ConfigError):
+    """An old spelling of a key (`tasks.source`), refused for one release with its new spelling: the message reads
+    `tasks.source is now spelled tasks.entry`, with the section pydantic reports it at in front of both."""
+
+    def __init__(self, old: str, new: str) -> None:
+        super().__init__(f"{old} is now spelled {new}")
+        self.old, self.new = old, new
+
+
+def refuse_renamed(data: Any, renamed: Mapping[str, str]) -> None:
+    """For a `model_validator(mode="before")`: raise `RenamedKey` for the first old key (of `renamed`, old -> new)
+    that the input mapping `data` gives."""
+    if isinstance(data, Mapping):
+        for old, new in renamed.items():
+            if old in data:
+                raise RenamedKey(old, new)
+
+
 EntryKind = Literal["callable", "class", "function"]
 _ENTRY_PATTERN = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
 _KIND_WORDS = {"callable": "a function or class", "class": "a class", "function": "a function"}
@@ -513,8 +540,8 @@ def _did_you_mean(word: str, candidates: Sequence[str]) -> str:
 
 
 def check_known_keys(where: str, given: Mapping[str, Any], allowed: Sequence[str]) -> None:
-    """Raises `ValueError` naming the first key of `given` not in `allowed`, with a "did you mean" (a job's
-    free-form `kwargs` sections, checked in its settings' validators)."""
+    """Raises `ValueError` naming the first key of `given` not in `allowed`, with a "did you mean" (a component's
+    `kwargs` against its `Settings`, `platform.plugins`; a task function's keyword arguments)."""
     for key in given:
         if key not in allowed:
             raise ValueError(
@@ -596,6 +623,13 @@ def _data_loc(loc: Sequence[str | int], data: Any) -> list[str]:
 
 
 def _explain(exc: ValidationError, model: type[BaseModel], data: Any = None) -> str:
+    key, problem = explain_parts(exc, model, data)
+    return f"{key}: {problem}" if key else problem
+
+
+def explain_parts(exc: ValidationError, model: type[BaseModel], data: Any = None) -> tuple[str, str]:
+    """The first error of validating `data` against `model` as (dotted key, problem): the key is empty where the
+    problem names its own key (a whole-model validator's message). `_explain` joins the two."""
     error = exc.errors()[0]
     loc = [str(part) for part in error["loc"]] if data is None else _data_loc(error["loc"], data)
     key = ".".join(loc) or "(top level)"
@@ -604,16 +638,21 @@ def _explain(exc: ValidationError, model: type[BaseModel], data: Any = None) -> 
         allowed = _fields_at(model, error["loc"][:-1])
         hint = _did_you_mean(loc[-1], allowed)
         expected = f"one of: {', '.join(allowed)}" if allowed else "no such key"
-        return f"{key}: unknown key{hint}; expected {expected}"
+        return key, f"unknown key{hint}; expected {expected}"
     if error["type"] == "missing":
-        return f"{key}: required key is missing"
+        return key, "required key is missing"
     more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
     cause = error.get("ctx", {}).get("error")
-    if isinstance(cause, ConfigError):  # a validator's own message (e.g. check_entry): it names the value already
-        return f"{key}: {cause}{more}" if loc else f"{cause}{more}"  # a whole-config validator names its key
-    if error["type"] == "value_error" and cause is not None:  # a model validator's message, as written
-        return f"{key}: {cause}{more}" if loc else f"{cause}{more}"  # a whole-config validator names its key
+    if isinstance(cause, KeyProblem):  # about a key below the reported one: `reward.kwargs.budget: ...`
+        return ".".join([*loc, cause.key]), f"{cause.problem}{more}"
+    if isinstance(cause, RenamedKey):
+        at = "".join(f"{part}." for part in loc)
+        return "", f"{at}{cause.old} is now spelled {at}{cause.new}"
+    if isinstance(cause, ConfigError) or (error["type"] == "value_error" and cause is not None):
+        # a validator's own message, as written (check_entry's names the value already); a whole-config
+        # validator's names its key
+        return (key, f"{cause}{more}") if loc else ("", f"{cause}{more}")
     shown = repr(value) if not isinstance(value, float) or math.isfinite(value) else str(value)
     if isinstance(value, dict | list) and len(shown) > 80:
         shown = shown[:77] + "..."
-    return f"{key}: got {shown}; expected {error['msg'].lower()}{more}"
+    return key, f"got {shown}; expected {error['msg'].lower()}{more}"

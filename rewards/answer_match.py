@@ -11,14 +11,38 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from raygent.platform.contracts import Judgement, Trajectory
 
 
 class AnswerMatch:
-    def __init__(self, answer_key: str = "answer", action: str = r"answer\((?P<value>[^)]*)\)") -> None:
-        self.answer_key = answer_key
-        self.pattern = re.compile(action)
+    class Settings(BaseModel):
+        """`reward.kwargs` of `AnswerMatch`: the task param holding the answer, and the action's regex (its
+        `value` group is the answer)."""
+
+        model_config = ConfigDict(frozen=True, extra="forbid")
+
+        answer_key: str = "answer"
+        action: str = r"answer\((?P<value>[^)]*)\)"
+
+        @field_validator("action")
+        @classmethod
+        def _has_value_group(cls, value: str) -> str:
+            try:
+                pattern = re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a regular expression ({exc})") from None
+            if "value" not in pattern.groupindex:
+                raise ValueError("the pattern needs a (?P<value>...) group")
+            return value
+
+    def __init__(self, **kwargs: Any) -> None:
+        settings = self.Settings(**kwargs)
+        self.answer_key = settings.answer_key
+        self.pattern = re.compile(settings.action)
 
     def judge(self, trajectories: Sequence[Trajectory]) -> list[Judgement]:
         return [self._judge(t) for t in trajectories]

@@ -17,18 +17,25 @@ labels: a call past the allowance is not an error of the task.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from raygent.platform.contracts import Judgement, Trajectory
 
 
 class ToolCost:
-    def __init__(self, cost: float = 0.1, free: int = 2) -> None:
-        if not cost >= 0:
-            raise ValueError(f"cost must be a non-negative number, got {cost!r}")
-        if free < 0:
-            raise ValueError(f"free must be >= 0, got {free!r}")
-        self.cost = float(cost)
-        self.free = int(free)
+    class Settings(BaseModel):
+        """`reward.kwargs` of `ToolCost` (module docstring)."""
+
+        model_config = ConfigDict(frozen=True, extra="forbid")
+
+        cost: float = Field(default=0.1, ge=0)
+        free: int = Field(default=2, ge=0)
+
+    def __init__(self, **kwargs: Any) -> None:
+        settings = self.Settings(**kwargs)
+        self.cost, self.free = settings.cost, settings.free
 
     def judge(self, trajectories: Sequence[Trajectory]) -> list[Judgement]:
         return [self._judge(t) for t in trajectories]

@@ -23,6 +23,7 @@ from typing import Any, SupportsFloat
 
 import gymnasium
 from gymnasium import spaces
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from raygent.environments.factguard.tools import (
     DEFAULT_BUDGETS,
@@ -58,6 +59,22 @@ class FactGuardEnv(gymnasium.Env[Observation, str]):
     """
 
     metadata = {"render_modes": [], "render_fps": 1}  # noqa: RUF012 (gymnasium's class attribute)
+
+    class Settings(BaseModel):
+        """`env.kwargs`, checked when the config is (`platform.rl.settings.EnvSettings`)."""
+
+        model_config = ConfigDict(frozen=True, extra="forbid")
+
+        max_turns: int = Field(default=DEFAULT_MAX_TURNS, ge=1, strict=True)
+        budgets: dict[str, int] | None = None
+
+        @field_validator("budgets")
+        @classmethod
+        def _budgets(cls, value: dict[str, int] | None) -> dict[str, int] | None:
+            try:
+                return None if value is None else check_budgets(value)
+            except ValueError as exc:  # its message names `budgets:` already
+                raise ValueError(str(exc).removeprefix("budgets: ")) from None
 
     def __init__(self, max_turns: int = DEFAULT_MAX_TURNS, budgets: Mapping[str, int] | None = None) -> None:
         if max_turns < 1:

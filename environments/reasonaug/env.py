@@ -22,6 +22,7 @@ from typing import Any, Literal, SupportsFloat
 import gymnasium
 import numpy as np
 from gymnasium import spaces
+from pydantic import BaseModel, ConfigDict
 
 from raygent.environments.reasonaug.tasks import ENV_ID, observation_text, random_instruction
 from raygent.environments.reasonaug.world import (
@@ -49,6 +50,13 @@ class AugmentationEnv(gymnasium.Env[Observation, str]):
     """The ReasonAug environment (module docstring); registered as `raygent/ReasonAug-v0`."""
 
     metadata = {"render_modes": [], "render_fps": 1}  # noqa: RUF012 (gymnasium's class attribute)
+
+    class Settings(BaseModel):
+        """`env.kwargs`, checked when the config is (`platform.rl.settings.EnvSettings`)."""
+
+        model_config = ConfigDict(frozen=True, extra="forbid")
+
+        instruction: Literal["policy", "random"] = "policy"
 
     def __init__(self, instruction: Literal["policy", "random"] = "policy") -> None:
         if instruction not in ("policy", "random"):

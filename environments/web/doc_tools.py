@@ -10,7 +10,7 @@ of driving a browser to the site (the tools are agent-side: a lookup does not st
     by default; a page is embedded from what BM25 reads of it: its title and its text);
   - `hybrid`: both lists fused by reciprocal rank (RRF, k = 60) over the pages either ranker scores above 0.
   `search(query, app, k)` gives `Hit`s, best first. `dense_index` and `hybrid_index` are `DocLoop` backends
-  (`rollout.agent_kwargs.backend`).
+  (`rollout.agent.kwargs.backend`).
 - `page_text(page)`: what `open_doc` returns: the page's title, its numbered steps and its keyboard shortcut as
   plain text (the page's `<main>` read by an HTML parser; related links, notes and menus left out so that the
   page fits a small model's prompt).

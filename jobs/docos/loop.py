@@ -1,8 +1,9 @@
 """`DocLoop`: the web agent's chat loop with DocOS's documentation tools, answered agent-side.
 
     rollout:
-      agent: raygent.jobs.docos.loop:DocLoop
-      agent_kwargs: {hits: 3, tool_budget: 4, timeout_s: 2.0}
+      agent:
+        entry: raygent.jobs.docos.loop:DocLoop
+        kwargs: {hits: 3, tool_budget: 4, timeout_s: 2.0}     # DocLoop.Settings
 
 The prompt's observation is `render(context, screen)`: a `Docs:` block (what the agent last read) above the app's
 compact screen. The task's `params["docs"]` picks the variant:
@@ -51,7 +52,7 @@ BUDGET_USED = "tool budget used"
 
 
 class DocLoopSettings(BaseModel):
-    """`rollout.agent_kwargs` of `DocLoop`."""
+    """`rollout.agent.kwargs` of `DocLoop` (its `Settings`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -94,8 +95,10 @@ class DocLoop(ChatLoop):
 
     current: Observation
 
-    def __init__(self, task: Task, observation: Any, context: LoopContext) -> None:
-        settings = DocLoopSettings.model_validate(context.kwargs)
+    Settings = DocLoopSettings
+
+    def __init__(self, task: Task, observation: Any, context: LoopContext, **kwargs: Any) -> None:
+        settings = DocLoopSettings.model_validate(kwargs)
         self.task, self.context = task, context
         self.settings = settings
         self.variant = str(task.params.get("docs", "tools"))

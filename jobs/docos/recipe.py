@@ -29,6 +29,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
 from rich.console import Console
 from rich.table import Table
 
@@ -40,18 +41,38 @@ from raygent.environments.web.env import BrowserEnv
 from raygent.environments.web.registry import list_tasks, make_task
 from raygent.jobs.docos.demos import docos_demonstrations
 from raygent.jobs.docos.metrics import EpisodeScore, claims, reader_score, score, search_failure, summarize
-from raygent.jobs.docos.settings import DocOSConfig
 from raygent.jobs.docos.tasks import VARIANTS, docos_tasks
 from raygent.platform.config import JobConfig
 from raygent.platform.contracts import Task, Trajectory
 from raygent.platform.rl.hooks import TrainerHook
 from raygent.platform.rl.recipe import AgentRecipe, Setup, Trained
+from raygent.platform.rl.settings import AgentRunConfig, Section
 from raygent.platform.rl.tasks import StaticSource, heldout_seed
 
 RESULTS_FILE = "docos.json"
 HTML_FILE = "docos.html"
 READER_DIR = "reader"
 LAYOUT_SPLITS = {"random": "heldout", "default": "default"}
+
+
+class DocOSSettings(Section):
+    """The `docos:` section."""
+
+    reader: bool = True
+    """Run the scripted reader (the upper bound) on the evaluation tasks."""
+    demo_workers: int = Field(default=3, ge=1)
+    """Browser threads that record missing demonstrations and the reader's episodes."""
+    examples: int = Field(default=3, ge=0)
+    """Trajectories shown in `docos.html` (tools variant, randomized layouts, after GRPO)."""
+    tokenizer_layouts: int = Field(default=8, ge=0)
+    """Layouts whose doc pages go into the tokenizer's text."""
+
+
+class DocOSConfig(AgentRunConfig):
+    """`AgentRunConfig` and the `docos:` section (the loop's kwargs are checked by `DocLoop.Settings`, the task
+    kwargs against `docos_tasks`'s annotated parameters, both before Ray starts)."""
+
+    docos: DocOSSettings = DocOSSettings()
 
 
 def set_name(variant: str, layout: str) -> str:

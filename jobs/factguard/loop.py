@@ -1,8 +1,9 @@
 """FactGuard's agent loop and tool actors: tool calls are agent-side, answered by Ray actors.
 
     rollout:
-      agent: raygent.jobs.factguard.loop:FactGuardLoop
-      agent_kwargs: {budgets: {retrieve: 2, analyze_clip: 2}, placement: ray}
+      agent:
+        entry: raygent.jobs.factguard.loop:FactGuardLoop
+        kwargs: {budgets: {retrieve: 2, analyze_clip: 2}, placement: ray}     # FactGuardLoop.Settings
 
 `FactGuardLoop` is a `ChatLoop` whose `act` parses the completion: a `retrieve(...)` or `analyze_clip(...)` call is
 answered by the tools (within the episode's budgets) and returned as a `ToolResult` (a trained step, no
@@ -44,7 +45,7 @@ _RETRIES = 3
 
 
 class LoopSettings(BaseModel):
-    """`rollout.agent_kwargs` of `FactGuardLoop`."""
+    """`rollout.agent.kwargs` of `FactGuardLoop` (its `Settings`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -135,9 +136,11 @@ class FactGuardLoop(ChatLoop):
 
     current: Observation
 
-    def __init__(self, task: Task, observation: Any, context: LoopContext) -> None:
+    Settings = LoopSettings
+
+    def __init__(self, task: Task, observation: Any, context: LoopContext, **kwargs: Any) -> None:
         super().__init__(task, observation, context)
-        settings = LoopSettings.model_validate(context.kwargs)
+        settings = LoopSettings.model_validate(kwargs)
         backend = tool_backend(settings.placement, int(task.params.get("world_seed", 0)))
         enabled = bool(task.params.get("tools", True))
         self.tools = EpisodeTools(backend, task.params["frames"], settings.budgets, enabled)

@@ -24,13 +24,15 @@ from rich.table import Table
 
 from raygent.environments.factguard import corpus
 from raygent.jobs.factguard.metrics import decision_metrics
-from raygent.jobs.factguard.settings import DECISION_AWARE, OUTCOME_ONLY, FactGuardRunConfig
 from raygent.platform.config import JobConfig
 from raygent.platform.contracts import Trajectory
 from raygent.platform.rl.hooks import TrainerHook
 from raygent.platform.rl.recipe import AgentRecipe, Setup, Trained
+from raygent.platform.rl.settings import AgentRunConfig
 from raygent.rewards.factguard.decision_aware import DecisionCosts
 
+DECISION_AWARE = "raygent.rewards.factguard.decision_aware:DecisionAware"
+OUTCOME_ONLY = "raygent.rewards.factguard.decision_aware:OutcomeOnly"
 RESULTS_FILE = "factguard.json"
 TABLE_KEYS = (
     "accuracy",
@@ -65,7 +67,7 @@ class DecisionCurve(TrainerHook):
         self.curve = {int(step): dict(metrics) for step, metrics in state.items()}
 
 
-def ablation_of(config: FactGuardRunConfig) -> str:
+def ablation_of(config: AgentRunConfig) -> str:
     """A name for the run's variant: `decision_aware`, `outcome_only`, `env_reward` (no judge), `+no_tools`."""
     entry = config.reward.entry if config.reward else None
     name = {DECISION_AWARE: "decision_aware", OUTCOME_ONLY: "outcome_only", None: "env_reward"}.get(entry, str(entry))
@@ -79,7 +81,6 @@ class FactGuard(AgentRecipe):
         "GRPO with the decision-aware reward raises held-out accuracy and macro-F1 over the SFT model and lowers "
         "the cost-weighted error, with no more tool calls on items that need none"
     )
-    config_model = FactGuardRunConfig
     examples_kept = (4, 2)
 
     def prepare(self, agent: Any, run_dir: Path, console: Console) -> Setup:

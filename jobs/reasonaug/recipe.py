@@ -15,7 +15,7 @@ Stages (`raygent run reasonaug`):
    the edits, in `reasonaug.json`, `summary.json` and the report.
 
 `reasonaug.variant` switches the loop with the same code: `closed` (default), `nogate`, `open`, `random`, `none`
-(`settings.py`; `bench/reasonaug.py` runs them over seeds).
+(`ReasonAugSection`; `bench/reasonaug.py` runs them over seeds).
 """
 
 from __future__ import annotations
@@ -26,19 +26,20 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from rich.console import Console
 from rich.table import Table
 
 from raygent.environments.reasonaug.data import build_arrays, write_arrays
 from raygent.environments.reasonaug.tasks import corpus, world_sizes
-from raygent.jobs.reasonaug.settings import SAE_ENTRY, ReasonAugRunConfig
 from raygent.platform.config import JobConfig
 from raygent.platform.rl.initial import initial_model
 from raygent.platform.rl.recipe import AgentRecipe, Setup, Trained
+from raygent.platform.rl.settings import AgentRunConfig
 from raygent.policies.cache import cache_root
 from raygent.rewards.reasonaug.magr import (
     CALLS_FILE,
@@ -49,6 +50,43 @@ from raygent.rewards.reasonaug.magr import (
     read_jsonl,
 )
 from raygent.rewards.reasonaug.reid import ReIDSettings, build_model, evaluate, make_optimizer, state_of, train_steps
+
+MAGR_ENTRY = "raygent.rewards.reasonaug.magr:MAGR"
+SAE_ENTRY = "raygent.jobs.reasonaug.entropy:SelectiveEntropy"
+Variant = Literal["closed", "nogate", "open", "random", "none"]
+
+
+class ReasonAugSection(BaseModel):
+    """`reasonaug:` the variant of the loop, and the reference judge's data."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    variant: Variant = "closed"
+    """closed: GRPO on MAGR, ReID retrained on gated edits. nogate: the same with the gate off (every valid edit
+    accepted, hardness paid whatever the identity). open: the SFT policy's fixed instruction distribution (its
+    update zeroed), gated. random: uniformly random identity-preserving edits, gated. none: no edit accepted."""
+    judge_per_id: int = Field(default=8, ge=1)
+    """Identity-preserving renders per train identity for the frozen reference judge."""
+    cache: bool = True
+    """Reuse the starting ReID model and the judge of the same world and settings (`$RAYGENT_CACHE/reasonaug`)."""
+
+
+class ReasonAugRunConfig(AgentRunConfig):
+    """`AgentRunConfig` and the `reasonaug:` section; the reward must be MAGR in one actor (its kwargs are checked
+    by `MAGR.Settings`, `env.kwargs` by the environment's, `env.task_kwargs` against `reasonaug_tasks`)."""
+
+    reasonaug: ReasonAugSection = ReasonAugSection()
+
+    @model_validator(mode="after")
+    def _needs_magr(self) -> ReasonAugRunConfig:
+        if self.reward is None:
+            raise ValueError(f"reward: ReasonAug needs its reward model ({MAGR_ENTRY})")
+        if self.reward.entry != MAGR_ENTRY:
+            raise ValueError(f"reward.entry: ReasonAug's loop lives in its reward model; expected {MAGR_ENTRY!r}")
+        if self.reward.num_actors != 1:
+            raise ValueError("reward.num_actors: MAGR owns the ReID model of the closed loop, so it runs in 1 actor")
+        return self
+
 
 DATA_FILE = "reasonaug_data.npz"
 STATE_DIR = "reid"

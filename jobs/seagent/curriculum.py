@@ -1,7 +1,7 @@
 """SEAgent's curriculum generator as a task source: explore the app, keep a guidebook, propose harder tasks.
 
     tasks:
-      source: raygent.jobs.seagent.curriculum:Curriculum
+      entry: raygent.jobs.seagent.curriculum:Curriculum
       kwargs: {url: http://127.0.0.1:PORT/app/, explore_episodes: 40, generator: programmatic}
 
 1. **Exploration** (once, before the first batch; SEAgent's phase −1): the app's first screen is read in a
@@ -44,9 +44,10 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from raygent.environments.web.url_env import task_url, url_task
+from raygent.platform.config import KeyProblem
 from raygent.platform.contracts import Task, Trajectory
 from raygent.platform.rl.tasks import TaskFunction, batch_seed
 from raygent.rewards.seagent.screens import NO_CHANGE, caption
@@ -82,6 +83,24 @@ class CurriculumSettings(BaseModel):
     llm_retries: int = Field(default=2, ge=0)
     llm_tasks: int = Field(default=30, ge=1)
     timeout_s: float = Field(default=120.0, gt=0)
+
+    @model_validator(mode="after")
+    def _llm_has_an_endpoint(self) -> CurriculumSettings:
+        if self.generator == "llm" and not (self.endpoint and self.model):
+            raise KeyProblem("generator", "llm needs an endpoint and a model")
+        return self
+
+
+class CurriculaSettings(CurriculumSettings):
+    """`tasks.kwargs` of `Curricula`: the pages (`urls`) and each page's curriculum's kwargs."""
+
+    urls: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _pages_not_url(self) -> CurriculaSettings:
+        if self.url:
+            raise KeyProblem("url", "Curricula takes urls, one curriculum per page")
+        return self
 
 
 def controls(screen: str) -> list[tuple[str, str, str]]:
@@ -163,6 +182,8 @@ def _entry(path: Sequence[str], role: str, effect: str, discovered: bool = False
 class Curriculum:
     """The task source (see the module docstring)."""
 
+    Settings = CurriculumSettings
+
     def __init__(
         self,
         task_fn: TaskFunction,
@@ -178,8 +199,6 @@ class Curriculum:
         self.settings = CurriculumSettings(**kwargs)
         if not self.settings.url:
             raise ValueError("the curriculum needs the app's url (env.url)")
-        if self.settings.generator == "llm" and not (self.settings.endpoint and self.settings.model):
-            raise ValueError("generator: llm needs an endpoint and a model")
         self.seed, self.batch_size, self.stage = seed, batch_size, stage
         self.explorer = explorer or explore_in_browser
         self.guidebook: dict[str, dict[str, Any]] = {}
@@ -361,6 +380,8 @@ class Curricula:
     (`load_state` with their states: guidebooks explored, judged tries kept). The state is a list in the order of
     `urls` (a curriculum's own state holds no URL), so a resumed run whose server came back on another port
     restores each page's curriculum."""
+
+    Settings = CurriculaSettings
 
     def __init__(
         self,

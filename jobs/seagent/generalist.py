@@ -31,8 +31,15 @@ from rich.console import Console
 from raygent.environments.web.registry import BUILTIN_APPS
 from raygent.environments.web.server import AppServer
 from raygent.jobs.seagent.hook import Distill, JudgedExamples, JudgedSuccesses
-from raygent.jobs.seagent.recipe import Seagent, prepare_judge, prior_pool, self_evolving, tokenizer_corpus
-from raygent.jobs.seagent.settings import CURRICULA, SeagentConfig
+from raygent.jobs.seagent.recipe import (
+    CURRICULA,
+    Seagent,
+    SeagentConfig,
+    prepare_judge,
+    prior_pool,
+    self_evolving,
+    tokenizer_corpus,
+)
 from raygent.platform.config import load_entry
 from raygent.platform.rl.initial import initial_model
 from raygent.platform.rl.report import write_report

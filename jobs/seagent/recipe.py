@@ -32,36 +32,135 @@ import html
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import Field, field_validator, model_validator
 from rich.console import Console
 
 from raygent.environments.web.agent import screens as screenshots
 from raygent.environments.web.agent.demos import demonstrations, record_pool
 from raygent.environments.web.agent.tasks import sft_pool
-from raygent.environments.web.registry import list_tasks, make_task
+from raygent.environments.web.registry import BUILTIN_APPS, list_tasks, make_task
 from raygent.environments.web.server import AppServer
-from raygent.environments.web.url_env import url_task
+from raygent.environments.web.url_env import check_url, url_task
 from raygent.jobs.seagent.hook import JudgedExamples
-from raygent.jobs.seagent.settings import (
-    CURRICULA,
-    CURRICULUM,
-    WSM,
-    SeagentConfig,
-    SeagentSettings,
-    SeagentTaskSettings,
-)
 from raygent.platform.config import JobConfig
 from raygent.platform.rl.hooks import TrainerHook
 from raygent.platform.rl.initial import agent_sections, initial_model
 from raygent.platform.rl.report import write_report
 from raygent.platform.rl.reward import RewardSettings
+from raygent.platform.rl.settings import AgentRunConfig, EnvSettings, Section
+from raygent.platform.rl.tasks import TaskSettings
 from raygent.platform.rl.trainer import AgentTrainer
 from raygent.policies.cache import cache_root, file_lock
 
+WSM = "raygent.rewards.seagent.wsm:WorldStateModel"
+CURRICULUM = "raygent.jobs.seagent.curriculum:Curriculum"
+CURRICULA = "raygent.jobs.seagent.curriculum:Curricula"
+TRAIN_APPS = ("code_editor", "image_editor", "word_processor", "slide_editor")
 MIN_GAIN = 0.05
 AGREEMENT_SWAPPED = 2
 """Swapped instructions per trajectory in the judge's agreement report (its training takes `seagent.wsm_swapped`)."""
+
+
+class SeagentEnvSettings(EnvSettings):
+    url: str = ""
+    """The app to learn (http(s) on loopback). Empty: `seagent.app` of the suite, served by the run on its own
+    loopback server as a page the environment knows nothing about."""
+
+    @field_validator("url")
+    @classmethod
+    def _loopback(cls, value: str) -> str:
+        return check_url(value) if value else value
+
+
+class SeagentSettings(Section):
+    """The `seagent:` section."""
+
+    variant: Literal["wsm", "checker"] = "wsm"
+    """wsm: the curriculum's tasks on the URL judged by the World State Model (SEAgent); checker: the app's own
+    train tasks with its checker as reward (the comparison; needs a suite app)."""
+    app: str = "media_player"
+    """The suite app served as the unknown page when `env.url` is empty, and whose held-out tasks (and checker)
+    measure the agent."""
+    wsm_model: str | None = None
+    """A trained judge directory; None: fine-tuned by the run from the pretrained preset (cached)."""
+    wsm_base: str = "smollm2-135m-instruct"
+    wsm_apps: tuple[str, ...] = TRAIN_APPS
+    """The apps whose checker-labelled trajectories train the judge (never the learned app)."""
+    wsm_seeds: int = Field(default=1, ge=1)
+    """Task seeds per template (difficulties 1 and 2) recorded for the judge's training."""
+    wsm_eval_seeds: int = Field(default=2, ge=0)
+    """Task seeds per template of the learned app for the judge's agreement with its checker (0: not measured)."""
+    wsm_swapped: int = Field(default=0, ge=0)
+    """Done questions per training trajectory under other tasks' instructions of its app, labelled by their
+    checkers on its final state (`wsm_train.samples`). Measured with 2 (docs/seagent.md): the judge then called
+    nothing done on the unseen app, and its first-error accuracy fell; so 0."""
+    wsm_train_layers: int = Field(default=4, ge=1)
+    wsm_epochs: int = Field(default=3, ge=1)
+    wsm_lr: float = Field(default=2e-4, gt=0)
+    record_workers: int = Field(default=2, ge=1)
+    demo_workers: int = Field(default=3, ge=1)
+    examples: int = Field(default=4, ge=0)
+    judged_examples: int = Field(default=8, ge=0)
+    screenshot_size: tuple[int, int] = (480, 300)
+    generalist: tuple[str, ...] = ()
+    """Specialist to generalist: a specialist self-evolves on each of these suite apps in turn
+    (`RUN_DIR/specialists/<app>`), then a generalist starts from the same prior, is fine-tuned on the specialists'
+    judged successes and self-evolves on all the apps at once. The judge and the prior are trained on the suite's
+    other apps (`wsm_apps` and `sft.task_kwargs.apps` are replaced). Empty: one run on `app` (or `env.url`)."""
+    generalist_steps: int | None = Field(default=None, ge=0)
+    """The generalist's RL steps; None: `trainer.steps` × the number of apps (the specialists' steps together)."""
+    distill_steps: int = Field(default=40, ge=0)
+    """SFT steps on the specialists' judged successes before the generalist's first RL step."""
+    distill_batch: int = Field(default=8, ge=1)
+    """Successful trajectories per distillation step (a seeded draw, balanced over the apps)."""
+
+    @field_validator("app")
+    @classmethod
+    def _suite_app(cls, value: str) -> str:
+        if value not in BUILTIN_APPS:
+            raise ValueError(f"expected one of the suite's apps {BUILTIN_APPS}, got {value!r}")
+        return value
+
+    @field_validator("generalist")
+    @classmethod
+    def _generalist_apps(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [a for a in value if a not in BUILTIN_APPS]
+        if unknown:
+            raise ValueError(f"unknown apps {unknown}; expected the suite's apps {BUILTIN_APPS}")
+        if value and (len(set(value)) < 2 or len(set(value)) == len(BUILTIN_APPS)):
+            raise ValueError(f"a generalist needs at least 2 distinct apps and leaves one to train the judge, "
+                             f"got {list(value)}")  # fmt: skip
+        return tuple(dict.fromkeys(value))
+
+    @model_validator(mode="after")
+    def _held_out(self) -> SeagentSettings:
+        if self.app in self.wsm_apps:
+            raise ValueError(f"wsm_apps: the learned app {self.app!r} must not train the judge")
+        unknown = [a for a in self.wsm_apps if a not in BUILTIN_APPS]
+        if unknown:
+            raise ValueError(f"wsm_apps: unknown apps {unknown}")
+        return self
+
+
+class SeagentConfig(AgentRunConfig):
+    """The sections of `jobs/configs/seagent.yaml`: the agent sections (the WSM's kwargs are checked by
+    `WorldStateModel.Settings`, the curriculum's by `Curriculum.Settings`), `env.url` and `seagent:`."""
+
+    env: SeagentEnvSettings
+    seagent: SeagentSettings = SeagentSettings()
+
+    @model_validator(mode="after")
+    def _generalist_run(self) -> SeagentConfig:
+        if self.seagent.generalist:
+            if self.seagent.variant != "wsm":
+                raise ValueError("seagent.generalist: specialists and generalist self-evolve (variant: wsm)")
+            if self.env.url:
+                raise ValueError("seagent.generalist: the apps are the suite's, served by the run (env.url is empty)")
+            if self.rollout.groups_per_step < len(self.seagent.generalist):
+                raise ValueError("rollout.groups_per_step: the generalist needs at least one group per app")
+        return self
 
 
 def first_screen(url: str) -> str:
@@ -168,7 +267,7 @@ class Seagent:
             model, judge = prepare_judge(agent, console)
             agent = self_evolving(agent, model, CURRICULUM, {"url": url})
         else:
-            agent = agent.model_copy(update={"tasks": SeagentTaskSettings(), "reward": None})
+            agent = agent.model_copy(update={"tasks": TaskSettings(), "reward": None})
         model_path = initial_model(agent, run_dir, tokenizer_corpus(pool, [s.app], [url]))
         hook = JudgedExamples(s.judged_examples)
         trainer = AgentTrainer(agent, run_dir, model_path, console=console, hooks=[hook, *hooks])
@@ -244,8 +343,8 @@ def self_evolving(agent: SeagentConfig, model: str, source: str, pages: dict[str
     """`agent` with the curriculum `source` (its kwargs plus `pages`: the url or urls) as the task source and the
     WSM at `model` as the reward model (`reward.mode: replace`; the config's `reward` section's actors and
     kwargs kept when it names the WSM)."""
-    given_tasks = agent.tasks.kwargs if agent.tasks.source in (CURRICULUM, CURRICULA) else {}
-    tasks = SeagentTaskSettings(source=source, kwargs={**given_tasks, **pages})
+    given_tasks = agent.tasks.kwargs if agent.tasks.entry in (CURRICULUM, CURRICULA) else {}
+    tasks = TaskSettings(entry=source, kwargs={**given_tasks, **pages})
     given = agent.reward if agent.reward is not None and agent.reward.entry == WSM else None
     reward = RewardSettings(
         entry=WSM,

@@ -1,15 +1,16 @@
 """Inference: the agent loop that puts retrieved experiences and the matching skill into the prompt.
 
     rollout:
-      agent: raygent.jobs.xskill.loop:MemoryLoop
-      agent_kwargs: {mode: both, timeout_s: 2.0}      # `actor` is filled in by the recipe
+      agent:
+        entry: raygent.jobs.xskill.loop:MemoryLoop
+        kwargs: {mode: both, timeout_s: 2.0}      # MemoryLoop.Settings; `actor` is filled in by the recipe
 
 `MemoryLoop` is a `ChatLoop`: at the start of an episode it asks the memory actor for the task's context (the
 adapted skill and the top-k tips, `MemoryBank.context`) and puts it before the first observation, separated by
 `CONTEXT_SEPARATOR`; the prompt then carries it for the whole episode (in the first turn, then in the history), as
 XSkill prepends its context to the system prompt (with `every_turn: true`, before every observation, for prompts
 that keep no history). The mode is the task's `params["xskill_mode"]` when set (the
-job's evaluation variants), else `agent_kwargs.mode`.
+job's evaluation variants), else `rollout.agent.kwargs.mode`.
 
 A request that fails or takes longer than `timeout_s` gives no context for that episode; the loop never raises for
 it. The first observation's `info["xskill"]` says what happened (`ok`, `empty`, `off`, `failed`, `timeout`) and
@@ -34,7 +35,7 @@ _HANDLES: dict[str, Any] = {}
 
 
 class LoopSettings(BaseModel):
-    """`rollout.agent_kwargs` of `MemoryLoop`."""
+    """`rollout.agent.kwargs` of `MemoryLoop` (its `Settings`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -80,9 +81,11 @@ class MemoryLoop(ChatLoop):
 
     current: Observation
 
-    def __init__(self, task: Task, observation: Any, context: LoopContext) -> None:
+    Settings = LoopSettings
+
+    def __init__(self, task: Task, observation: Any, context: LoopContext, **kwargs: Any) -> None:
         super().__init__(task, observation, context)
-        settings = LoopSettings.model_validate(context.kwargs)
+        settings = LoopSettings.model_validate(kwargs)
         mode = str(task.params.get("xskill_mode", settings.mode))
         found, status = fetch_context(settings.actor, task.instruction, mode, settings.timeout_s)
         text = str(found.get("text", "")) if isinstance(found, dict) else ""

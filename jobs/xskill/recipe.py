@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from rich.console import Console
 from rich.table import Table
 
@@ -36,19 +36,17 @@ from raygent.environments.toolcalc import corpus
 from raygent.environments.toolcalc.tasks import TEMPLATES
 from raygent.jobs.xskill.actor import start_memory
 from raygent.jobs.xskill.hook import XSkillHook
-from raygent.jobs.xskill.loop import LoopSettings
 from raygent.jobs.xskill.memory import MemoryBank, MemorySettings, SnapshotError
 from raygent.jobs.xskill.summarize import LMSummarizer, OpenAIChat, PolicyChat, ProgrammaticSummarizer, Summarizer
 from raygent.jobs.xskill.tasks import tokenizer_text, xskill_tasks
-from raygent.platform.config import JobConfig, first_error
+from raygent.platform.config import JobConfig
 from raygent.platform.contracts import Task
 from raygent.platform.rl.initial import agent_sections, initial_model
 from raygent.platform.rl.report import write_report
-from raygent.platform.rl.settings import AgentRunConfig, RolloutSettings
+from raygent.platform.rl.settings import AgentRunConfig
 from raygent.platform.rl.tasks import heldout_seed
 from raygent.platform.rl.trainer import AgentTrainer
 
-LOOP = "raygent.jobs.xskill.loop:MemoryLoop"
 VARIANTS = ("none", "experiences", "skills")
 """Extra evaluation sets; the main held-out set is `both` (the loop's default mode)."""
 MIN_GAIN = 0.02
@@ -117,19 +115,7 @@ class XSkillSettings(MemoryJobSettings):
         return value
 
 
-class XSkillRolloutSettings(RolloutSettings):
-    @model_validator(mode="after")
-    def _loop_kwargs(self) -> XSkillRolloutSettings:
-        if self.agent == LOOP:
-            try:
-                LoopSettings.model_validate(self.agent_kwargs)
-            except ValidationError as exc:
-                raise ValueError(f"agent_kwargs.{first_error(exc)}") from None
-        return self
-
-
 class XSkillRunConfig(AgentRunConfig):
-    rollout: XSkillRolloutSettings = XSkillRolloutSettings()
     xskill: XSkillSettings = XSkillSettings()
 
     @model_validator(mode="after")
@@ -217,7 +203,9 @@ class XSkill:
         agent: Any = agent_sections(config, self.config_model)
         settings: MemoryJobSettings = agent.xskill
         name = actor_name(run_dir)
-        rollout = agent.rollout.model_copy(update={"agent_kwargs": {**agent.rollout.agent_kwargs, "actor": name}})
+        loop = agent.rollout.agent
+        loop = loop.model_copy(update={"kwargs": {**loop.kwargs, "actor": name}})
+        rollout = agent.rollout.model_copy(update={"agent": loop})
         agent = agent.model_copy(update={"rollout": rollout})
         prepared = self.prepare(agent, run_dir, console)
         actor = start_memory(name, settings.memory.model_dump())

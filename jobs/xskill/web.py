@@ -13,7 +13,7 @@ The same memory, actor, loop and hook as ToolCalc's job (`recipe.py`); what chan
   (`WebSummarizer.specific`): it is no skill.
 - **Tips** are the first move the successes share and the failures mostly do not make (`start with
   click_label("Mute").`), and well-formed actions; ToolCalc's tool-count and final-answer tips have no web meaning.
-- **The context comes before every screen** (`rollout.agent_kwargs.every_turn: true`): the web agent's prompt
+- **The context comes before every screen** (`rollout.agent.kwargs.every_turn: true`): the web agent's prompt
   keeps no history (`policy.prompt.max_history: 0`).
 - **The agent** is the web agent's `tiny-qwen2` (tokenizer on the demonstrations, the instructions and the
   evaluated apps' first screens), SFT on the scripted experts of four apps (`sft.task_kwargs.apps`) whose screens
@@ -61,7 +61,7 @@ from raygent.jobs.xskill.memory import (
     Value,
     situation_of,
 )
-from raygent.jobs.xskill.recipe import MemoryJobSettings, Prepared, XSkill, XSkillRolloutSettings
+from raygent.jobs.xskill.recipe import MemoryJobSettings, Prepared, XSkill
 from raygent.jobs.xskill.summarize import Group, ProgrammaticSummarizer, Rollout, majority, share_of, strip_context
 from raygent.jobs.xskill.tasks import check_modes
 from raygent.platform.config import check_arguments
@@ -255,7 +255,6 @@ class WebSettings(Section):
 class XSkillWebConfig(AgentRunConfig):
     """The sections of `jobs/configs/xskill_web.yaml`: the RL core's, `web` and `xskill`."""
 
-    rollout: XSkillRolloutSettings = XSkillRolloutSettings()
     web: WebSettings = WebSettings()
     xskill: MemoryJobSettings = MemoryJobSettings()
 

@@ -13,7 +13,8 @@ advantage, shared by every response token of every step (docs/design.md §3: adv
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+from collections.abc import Callable, Sequence
 
 import torch
 from torch import Tensor
@@ -117,9 +118,38 @@ def rloo_advantages(rewards: Tensor, group_index: Tensor, *, eps: float = 1e-6) 
     return torch.where(n > 1, rewards - others, torch.zeros_like(rewards))
 
 
-ADVANTAGE_ESTIMATORS = {
+AdvantageEstimator = Callable[..., Tensor]
+"""`f(rewards [N], group_index [N], *, eps: float) -> advantages [N]`."""
+
+ADVANTAGE_ESTIMATORS: dict[str, AdvantageEstimator] = {
     "grpo": group_advantages,
     "drgrpo": drgrpo_advantages,
     "rloo": rloo_advantages,
 }
-"""Advantage estimators by name (`learner.loss.advantage`): `f(rewards [N], group_index [N], eps=...) -> [N]`."""
+"""The built-in advantage estimators by name (`learner.loss.advantage`; a plugin is named by `"module:attr"`)."""
+
+ESTIMATOR_EXPECTS = "an advantage estimator f(rewards [N], group_index [N], *, eps) -> advantages [N]"
+
+
+def check_estimator(name: str) -> str:
+    """`learner.loss.advantage`: a built-in name, or `"module:attr"` of a function with the estimators' signature
+    (imported and checked, not called); a `ValueError` saying what is wrong otherwise."""
+    from raygent.platform.config import check_entry
+
+    if ":" in name:
+        check_entry(name, "function", ESTIMATOR_EXPECTS, 2)
+        return name
+    if name not in ADVANTAGE_ESTIMATORS:
+        close = difflib.get_close_matches(name, list(ADVANTAGE_ESTIMATORS), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        known = ", ".join(ADVANTAGE_ESTIMATORS)
+        raise ValueError(f"unknown advantage estimator {name!r}{hint}; expected one of {known}, or 'module:attr'")
+    return name
+
+
+def advantage_estimator(name: str) -> AdvantageEstimator:
+    """The estimator `name` stands for: a built-in, or the function a `"module:attr"` names."""
+    from raygent.platform.config import load_entry
+
+    estimator: AdvantageEstimator = load_entry(name) if ":" in name else ADVANTAGE_ESTIMATORS[name]
+    return estimator

@@ -1,7 +1,8 @@
 """`LossConfig`: how a batch of judged trajectories becomes a loss, in one frozen model.
 
 - **advantages** (computed on the driver, `advantages.py`): the estimator by name (`grpo` group-normalised,
-  `drgrpo` without the std, `rloo` leave-one-out), the zero-variance group filter and truncated-response masking;
+  `drgrpo` without the std, `rloo` leave-one-out) or a plugin's `"module:attr"` (a function
+  `f(rewards, group_index, *, eps) -> advantages`), the zero-variance group filter and truncated-response masking;
 - **terms** (`terms.py`): the list of loss terms the learner sums, each with its own knobs; the default is the
   GRPO policy term alone (DeepSeekMath's GRPO without the KL term, so no reference model is loaded);
 - **aggregation** and the **off-policy correction** of stale samples (`importance.py`), shared by the terms.
@@ -13,13 +14,12 @@ coef: 0.2}]`, `aggregation: seq-mean-token-mean`; DAPO: `terms: [{name: grpo, cl
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from raygent.platform.contracts import ZERO_VARIANCE_ATOL
-from raygent.platform.losses.advantages import ADVANTAGE_ESTIMATORS
+from raygent.platform.losses.advantages import check_estimator
 from raygent.platform.losses.aggregation import Aggregation
 from raygent.platform.losses.terms import LossTerm, build_term
 
@@ -46,12 +46,7 @@ class LossConfig(BaseModel):
     @field_validator("advantage")
     @classmethod
     def _known_estimator(cls, value: str) -> str:
-        if value not in ADVANTAGE_ESTIMATORS:
-            close = difflib.get_close_matches(value, list(ADVANTAGE_ESTIMATORS), n=1, cutoff=0.6)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            known = ", ".join(ADVANTAGE_ESTIMATORS)
-            raise ValueError(f"unknown advantage estimator {value!r}{hint}; expected one of {known}")
-        return value
+        return check_estimator(value)
 
     @field_validator("terms", mode="before")
     @classmethod

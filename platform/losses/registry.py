@@ -1,6 +1,7 @@
 """The losses and terms by name: the explicit registries the learner and job configs refer to (no import-time
 registration). `LOSSES` are the pure loss functions; `TERMS` the learner's loss terms built on them
-(`learner.loss.terms`); `ADVANTAGE_ESTIMATORS` the advantage estimators (`learner.loss.advantage`)."""
+(`learner.loss.terms`); `ADVANTAGE_ESTIMATORS` the built-in advantage estimators (`learner.loss.advantage`). A
+plugin term or estimator is named by `"module:attr"` instead (`platform.plugins`)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,8 @@
       - {name: adversarial_imitation, coef: 0.2}         # SEAgent: push away from judged failure steps
       - {name: entropy, coef: 0.001}                     # an entropy bonus
       - {name: sft, coef: 0.1}                           # imitation of the batch's better-than-average samples
-      - {name: "my_pkg.losses:MyTerm", coef: 0.5, ...}   # a plugin: any class with this interface
+      - {name: "my_pkg.losses:MyTerm", coef: 0.5, ...}   # a plugin: any class with this interface, its knobs
+                                                         # inline, checked against its `Settings` (platform.plugins)
 
 A term says which samples it covers (`covers`: e.g. only judged failure steps); the learner reduces each term
 with the *whole batch's* count of the samples it covers (`denominator`), so micro-batching and data-parallel
@@ -197,24 +198,23 @@ def build_term(spec: dict[str, Any]) -> LossTerm:
 
     Raises ValueError naming the term when the name is unknown or a knob is invalid.
     """
-    from raygent.platform.config import ConfigError, load_entry, reject_bool_numbers
+    from raygent.platform.config import ConfigError, check_entry, reject_bool_numbers
+    from raygent.platform.plugins import Component, build, check_settings
 
     spec = dict(spec)
     name = spec.get("name")
     if not isinstance(name, str) or not name:
         raise ValueError(f"a loss term needs a name (one of {', '.join(TERMS)}, or 'module:attr' of a term class)")
-    if ":" in name:
-        try:
-            cls = load_entry(name)
-        except Exception as error:
-            raise ValueError(f"loss term {name!r} cannot be imported: {error}") from None
+    if ":" in name:  # a plugin: a component whose kwargs are written inline (`platform.plugins`)
         spec.pop("name")
         try:
-            term = cls(**spec)
+            check_entry(name, "class", "a loss term class")
+            check_settings(name, spec, where="")
+            term = build(Component.model_construct(entry=name, kwargs=spec), LossTerm)
         except (TypeError, ValidationError) as error:
             raise ValueError(f"loss term {name!r}: {error}") from None
-        if not isinstance(term, LossTerm):
-            raise ValueError(f"loss term {name!r} does not implement LossTerm (name, coef, covers, loss)")
+        except ValueError as error:
+            raise ValueError(f"loss term {name!r}: {error}") from None
     elif name not in TERMS:
         close = difflib.get_close_matches(name, list(TERMS), n=1, cutoff=0.6)
         hint = f" (did you mean {close[0]!r}?)" if close else ""

@@ -1,10 +1,12 @@
 """Agent loops: how an episode's context becomes the next prompt, and a completion the next move.
 
     rollout:
-      agent: raygent.platform.rl.agent_loop:ChatLoop      # the default; any class with this interface
+      agent: {entry: raygent.platform.rl.agent_loop:ChatLoop}   # the default; any class with this interface
 
-`EpisodeRunner` builds one loop per episode, `cls(task, first_observation, context)`, and on each turn asks it for
-the prompt (`prompt()`: exact token ids, optionally images), hands it the sampled completion (`act(text)`), and:
+A loop is a component (`platform.plugins`: its kwargs are checked against the class's `Settings` when the config
+is). `EpisodeRunner` builds one loop per episode, `cls(task, first_observation, context, **kwargs)`, and on each
+turn asks it for the prompt (`prompt()`: exact token ids, optionally images), hands it the sampled completion
+(`act(text)`), and:
 
 - `EnvAction(text)`: the runner steps the environment with `text` and passes the new observation back
   (`observe(observation, reward, info)`);
@@ -22,9 +24,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from pydantic import BaseModel
 from transformers import PreTrainedTokenizerBase
 
 from raygent.platform.contracts import Observation, Task
+from raygent.platform.plugins import NoSettings
 from raygent.policies.prompts import PromptFormat, Turn, encode_prompt
 
 
@@ -54,12 +58,11 @@ class ToolResult:
 
 @dataclass(frozen=True)
 class LoopContext:
-    """What every loop may use: the tokenizer, the run's prompt format and the loop's own settings
-    (`rollout.agent_kwargs`)."""
+    """What every loop may use: the tokenizer and the run's prompt format (a loop's own settings are its kwargs,
+    `rollout.agent.kwargs`)."""
 
     tokenizer: PreTrainedTokenizerBase
     prompt_format: PromptFormat
-    kwargs: dict[str, Any]
 
 
 @runtime_checkable
@@ -102,7 +105,9 @@ def _plain_value(value: Any) -> bool:
 
 class ChatLoop:
     """The default loop: the run's `PromptFormat` over (instruction, current observation text, earlier turns);
-    every completion is an environment action."""
+    every completion is an environment action. It takes no kwargs; a subclass that does declares its `Settings`."""
+
+    Settings: type[BaseModel] = NoSettings
 
     def __init__(self, task: Task, observation: Any, context: LoopContext) -> None:
         self.task, self.context = task, context

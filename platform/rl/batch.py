@@ -238,14 +238,19 @@ def policy_samples(trajectories: Sequence[Trajectory], loss: LossConfig) -> tupl
     """The driver's half of an RL update: advantages from each trajectory's `reward` by the configured estimator
     (`loss.advantage`), the sample masks the config asks for (zero-variance groups, truncated responses), and one
     sample per kept step. Returns the samples and `learner/*` statistics. Infrastructure failures are left out."""
-    from raygent.platform.losses.advantages import ADVANTAGE_ESTIMATORS, group_index_from_ids, nonzero_variance_mask
+    from raygent.platform.losses.advantages import advantage_estimator, group_index_from_ids, nonzero_variance_mask
 
     trained = [t for t in trajectories if not t.infra_failure]
     if not trained:
         return [], {"learner/skipped": 1.0}
     rewards = torch.tensor([t.reward for t in trained], dtype=torch.float32)
     groups = group_index_from_ids([t.group_id for t in trained])
-    advantages = ADVANTAGE_ESTIMATORS[loss.advantage](rewards, groups, eps=loss.advantage_eps)
+    advantages = advantage_estimator(loss.advantage)(rewards, groups, eps=loss.advantage_eps)
+    if advantages.shape != rewards.shape:
+        raise ValueError(
+            f"advantage estimator {loss.advantage!r} returned shape {tuple(advantages.shape)} "
+            f"for {len(trained)} rewards"
+        )
     keep = torch.ones(len(trained), dtype=torch.bool)
     if loss.filter_zero_variance_groups:
         keep = nonzero_variance_mask(rewards, groups, atol=loss.zero_variance_atol)

@@ -5,7 +5,8 @@ plugs in here (e.g. the web agent's hindsight replay, `jobs/web_agent/replay.py`
       hooks:
         - {entry: "my_pkg.replay:Replay", kwargs: {updates: 4}}
 
-A hook is built as `cls(**kwargs)` (or handed to `AgentTrainer(hooks=...)` already built, e.g. seeded by a
+A hook is a component (`platform.plugins`: its kwargs are checked against the class's `Settings`, if it declares
+one), built as `cls(**kwargs)` (or handed to `AgentTrainer(hooks=...)` already built, e.g. seeded by a
 recipe) and subclasses `TrainerHook`, overriding what it needs. Per RL step, in order:
 
     tasks = hook.on_tasks(step, tasks)                      # before the batch that trains at `step` is dispatched
@@ -24,19 +25,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
 from transformers import PreTrainedTokenizerBase
 
-from raygent.platform.config import ClassEntry
 from raygent.platform.contracts import Task, Trajectory
+from raygent.platform.plugins import Component, build
 from raygent.policies.prompts import PromptFormat
-
-
-class HookSettings(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    entry: ClassEntry
-    kwargs: dict[str, Any] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -73,16 +66,9 @@ class TrainerHook:
         return None
 
 
-def build_hooks(settings: Sequence[HookSettings]) -> list[TrainerHook]:
-    from raygent.platform.config import load_entry
-
-    hooks = []
-    for index, spec in enumerate(settings):
-        hook = load_entry(spec.entry)(**spec.kwargs)
-        if not isinstance(hook, TrainerHook):
-            raise TypeError(f"trainer.hooks[{index}]: {spec.entry!r} is not a TrainerHook subclass")
-        hooks.append(hook)
-    return hooks
+def build_hooks(settings: Sequence[Component]) -> list[TrainerHook]:
+    """The configured hooks (`trainer.hooks`), in order."""
+    return [build(spec, TrainerHook) for spec in settings]
 
 
 def hook_key(index: int, hook: TrainerHook) -> str:

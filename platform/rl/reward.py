@@ -4,7 +4,8 @@
       entry: "raygent.rewards.wsm:WorldStateModel"   # a class whose instances have judge(trajectories)
       num_actors: 2                                  # a pool of Ray actors, each holding one instance
       resources: {num_cpus: 1}                       # Ray options of each actor
-      kwargs: {...}                                  # the class's constructor arguments
+      kwargs: {...}                                  # the class's constructor arguments (checked against its
+                                                     # `Settings` when the config is: `platform.plugins`)
       mode: replace                                  # replace: the judge's score and success are the episode's
                                                      # add: its score is added to the environment's reward
 
@@ -22,10 +23,10 @@ from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import ray
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from raygent.platform.config import ClassEntry
 from raygent.platform.contracts import Judgement, Trajectory
+from raygent.platform.plugins import Component, build
 
 
 @runtime_checkable
@@ -35,15 +36,11 @@ class RewardModel(Protocol):
     def judge(self, trajectories: Sequence[Trajectory]) -> list[Judgement]: ...
 
 
-class RewardSettings(BaseModel):
-    """The `reward` section of an agent run (see the module docstring)."""
+class RewardSettings(Component):
+    """The `reward` section of an agent run: the reward model as a component, and its pool (module docstring)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    entry: ClassEntry
     num_actors: int = Field(default=1, ge=1)
     resources: dict[str, Any] = Field(default_factory=lambda: {"num_cpus": 0})
-    kwargs: dict[str, Any] = Field(default_factory=dict)
     mode: Literal["replace", "add"] = "replace"
 
 
@@ -69,14 +66,10 @@ def first_failure(trajectory: Trajectory) -> int | None:
 
 
 class RewardActor:
-    """One reward model in a Ray actor (`ray.remote(RewardActor)`), built from its entry and kwargs."""
+    """One reward model in a Ray actor (`ray.remote(RewardActor)`), built from its component."""
 
-    def __init__(self, entry: str, kwargs: dict[str, Any]) -> None:
-        from raygent.platform.config import load_entry
-
-        self.model = load_entry(entry)(**kwargs)
-        if not isinstance(self.model, RewardModel):
-            raise TypeError(f"reward.entry {entry!r} built {type(self.model).__name__}, which has no judge()")
+    def __init__(self, component: Component) -> None:
+        self.model: RewardModel = build(component, RewardModel)
 
     def judge(self, trajectories: list[Trajectory]) -> list[Judgement]:
         judgements = list(self.model.judge(trajectories))
@@ -94,7 +87,7 @@ class JudgeStage:
         self.actors: list[Any] = []
         if settings is not None:
             actor = ray.remote(RewardActor).options(**settings.resources)
-            self.actors = [actor.remote(settings.entry, settings.kwargs) for _ in range(settings.num_actors)]
+            self.actors = [actor.remote(settings) for _ in range(settings.num_actors)]
 
     def judge(self, trajectories: Sequence[Trajectory]) -> list[Judgement]:
         """The raw judgements of `trajectories` (split round robin over the pool's actors)."""

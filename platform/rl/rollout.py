@@ -33,6 +33,7 @@ trainer keeps several batches in flight) gets its own set of environments.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import functools
 import threading
 import time
 from collections import deque
@@ -44,6 +45,7 @@ import gymnasium
 from transformers import PreTrainedTokenizerBase
 
 from raygent.platform.contracts import Observation, Step, Task, Trajectory
+from raygent.platform.plugins import Component, build
 from raygent.platform.rl.agent_loop import AgentLoop, ChatLoop, EnvAction, LoopContext, ToolResult
 from raygent.platform.rl.tasks import batch_seed
 from raygent.policies.backends.base import Completion, SamplingParams
@@ -159,7 +161,6 @@ class EpisodeRunner:
         episode_timeout_s: float = 120.0,
         max_attempts: int = 3,
         agent: LoopFactory = ChatLoop,
-        agent_kwargs: dict[str, Any] | None = None,
     ) -> None:
         if n_envs < 1 or max_turns < 1 or max_attempts < 1:
             raise ValueError("n_envs, max_turns and max_attempts must be >= 1")
@@ -167,7 +168,7 @@ class EpisodeRunner:
         self.tokenizer = tokenizer
         self.prompt_format = prompt_format
         self.agent = agent
-        self.context = LoopContext(tokenizer, prompt_format, dict(agent_kwargs or {}))
+        self.context = LoopContext(tokenizer, prompt_format)
         self.generate = generate
         self.max_turns = max_turns
         self.episode_timeout_s = episode_timeout_s
@@ -385,8 +386,7 @@ class RolloutWorker:
         max_turns: int,
         episode_timeout_s: float,
         max_attempts: int,
-        agent: str = "raygent.platform.rl.agent_loop:ChatLoop",
-        agent_kwargs: dict[str, Any] | None = None,
+        agent: Component | None = None,
         generate_timeout_s: float = 600.0,
     ) -> None:
         from raygent.platform.config import load_entry
@@ -396,7 +396,7 @@ class RolloutWorker:
         load_entry(register)()
         self.engine = EngineClient(engine, timeout_s=generate_timeout_s)
         tokenizer = load_tokenizer(tokenizer_path)
-        loop = load_entry(agent)
+        loop: LoopFactory = ChatLoop if agent is None else functools.partial(build, agent, AgentLoop)
         self._make_runner = lambda: EpisodeRunner(
             lambda: gymnasium.make(env_id, **env_kwargs),
             n_envs,
@@ -407,7 +407,6 @@ class RolloutWorker:
             episode_timeout_s=episode_timeout_s,
             max_attempts=max_attempts,
             agent=loop,
-            agent_kwargs=agent_kwargs,
         )
         self._idle: list[EpisodeRunner] = []
         self._runners: list[EpisodeRunner] = []

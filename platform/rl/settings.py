@@ -12,9 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from raygent.platform.config import ClassEntry, check_arguments, check_known_keys, entry_validator, load_entry
+from raygent.platform.config import check_arguments, check_known_keys, entry_validator, load_entry, refuse_renamed
 from raygent.platform.losses.config import LossConfig
-from raygent.platform.rl.hooks import HookSettings
+from raygent.platform.plugins import Component, check_settings
 from raygent.platform.rl.reward import RewardSettings
 from raygent.platform.rl.schedule import ScheduleSettings
 from raygent.platform.rl.tasks import TaskSettings
@@ -77,6 +77,26 @@ class EnvSettings(Section):
     train_split: str = "train"
     eval_split: str = "heldout"
 
+    @model_validator(mode="after")
+    def _kwargs_fit_the_environment(self) -> EnvSettings:
+        # the environment class (the gymnasium registration's entry point) may declare its kwargs as a `Settings`,
+        # like a component's (`platform.plugins`): checked here, before Ray starts
+        entry = registered_entry_point(self.registration, self.id)
+        if entry is not None:
+            check_settings(entry, self.kwargs)
+        return self
+
+
+def registered_entry_point(registration: str, env_id: str) -> str | None:
+    """The `"module:attr"` entry point that `registration` registers `env_id` under in gymnasium, or None (an id it
+    does not register, or a callable entry point)."""
+    import gymnasium
+
+    load_entry(registration)()
+    spec = gymnasium.registry.get(env_id)
+    entry = spec.entry_point if spec is not None else None
+    return entry if isinstance(entry, str) and ":" in entry else None
+
 
 class DynamicSamplingSettings(Section):
     """DAPO's dynamic sampling: a step draws batches of `groups_per_step` tasks until it holds `groups_per_step`
@@ -110,10 +130,17 @@ class RolloutSettings(Section):
     max_batch: int = Field(default=256, ge=1)
     """The most prompts an engine generates for in one backend call."""
 
-    agent: ClassEntry = "raygent.platform.rl.agent_loop:ChatLoop"
-    """The agent loop (`raygent.platform.rl.agent_loop`): builds prompts, turns completions into actions or tools."""
-    agent_kwargs: dict[str, Any] = Field(default_factory=dict)
-    """The loop's own settings (`LoopContext.kwargs`)."""
+    agent: Component = Component.model_construct(entry="raygent.platform.rl.agent_loop:ChatLoop", kwargs={})
+    """The agent loop (`raygent.platform.rl.agent_loop`), a component: `{entry: "module:attr", kwargs: {...}}` (a bare
+    `"module:attr"` is short for `{entry: ...}`); it builds prompts and turns completions into actions or tools."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _agent_component(cls, data: Any) -> Any:
+        refuse_renamed(data, {"agent_kwargs": "agent.kwargs"})
+        if isinstance(data, dict) and isinstance(data.get("agent"), str):
+            return {**data, "agent": {"entry": data["agent"]}}
+        return data
 
     @field_validator("sampling", "eval_sampling")
     @classmethod
@@ -191,7 +218,7 @@ class TrainerSettings(Section):
     seed: int = 0
     tensorboard: bool = True
     weight_sync: Literal["object_store", "nccl", "gloo"] = "object_store"
-    hooks: list[HookSettings] = Field(default_factory=list)
+    hooks: list[Component] = Field(default_factory=list)
     """Trainer hooks (`raygent.platform.rl.hooks`): `{entry: "module:attr", kwargs: {...}}` each."""
 
     @model_validator(mode="after")

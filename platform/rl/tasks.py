@@ -1,11 +1,12 @@
 """Task sources: where each training batch's tasks come from, and how they react to the judged results.
 
     tasks:
-      source: raygent.platform.rl.tasks:AdaptiveSource     # default: StaticSource
-      kwargs: {candidates: 4, window: 64}
+      entry: raygent.platform.rl.tasks:AdaptiveSource      # default: StaticSource
+      kwargs: {candidates: 4, window: 64}                  # checked against the class's `Settings` (platform.plugins)
 
-A source is built as `cls(task_fn, split=..., seed=..., batch_size=..., stage=..., task_kwargs=..., **kwargs)`,
-where `task_fn` is the environment's task function (`env.tasks`: `f(split, seed, n, **task_kwargs) -> list[Task]`).
+A source is a component (`platform.plugins`), built as `cls(task_fn, split=..., seed=..., batch_size=..., stage=...,
+task_kwargs=..., **kwargs)`, where `task_fn` is the environment's task function (`env.tasks`: `f(split, seed, n,
+**task_kwargs) -> list[Task]`).
 The trainer calls `next(index)` for batch `index`, `observe(judged trajectories)` after the judge stage, and saves
 `state()` in each checkpoint (`load_state` on resume). A curriculum generator, an adaptive sampler or an
 augmentation policy is a source.
@@ -36,10 +37,11 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from raygent.platform.config import ClassEntry, load_entry
+from raygent.platform.config import ClassEntry, load_entry, refuse_renamed
 from raygent.platform.contracts import Task, Trajectory
+from raygent.platform.plugins import Component, NoSettings, build
 
 TaskFunction = Callable[..., list[Task]]
 """`task_fn(split: str, seed: int, n: int, **task_kwargs) -> list[Task]` (the `env.tasks` entry)."""
@@ -60,13 +62,17 @@ class TaskSource(Protocol):
     def load_state(self, state: dict[str, Any]) -> None: ...
 
 
-class TaskSettings(BaseModel):
-    """The `tasks` section of an agent run: the source class and its keyword arguments."""
+class TaskSettings(Component):
+    """The `tasks` section of an agent run: the source class and its keyword arguments (`tasks.source` is the old
+    spelling of `tasks.entry`)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    entry: ClassEntry = "raygent.platform.rl.tasks:StaticSource"
 
-    source: ClassEntry = "raygent.platform.rl.tasks:StaticSource"
-    kwargs: dict[str, Any] = Field(default_factory=dict)
+    @model_validator(mode="before")
+    @classmethod
+    def _old_spelling(cls, data: Any) -> Any:
+        refuse_renamed(data, {"source": "entry"})
+        return data
 
 
 HELDOUT_SEED_OFFSET = 7919
@@ -110,6 +116,8 @@ def load_outcomes(state: dict[str, Any], window: int) -> dict[str, deque[bool]]:
 class StaticSource:
     """Batch i is a pure function of (seed, stage, i): see the module docstring."""
 
+    Settings: type[BaseModel] = NoSettings
+
     def __init__(
         self,
         task_fn: TaskFunction,
@@ -145,6 +153,13 @@ class StaticSource:
 class AdaptiveSource(StaticSource):
     """Templates sampled by recent success (see the module docstring). `window`: outcomes remembered per template."""
 
+    class Settings(BaseModel):
+        model_config = ConfigDict(frozen=True, extra="forbid")
+
+        candidates: int = Field(default=4, ge=1)
+        window: int = Field(default=64, ge=1)
+        floor: float = Field(default=0.02, ge=0)
+
     def __init__(
         self,
         task_fn: TaskFunction,
@@ -155,8 +170,7 @@ class AdaptiveSource(StaticSource):
         **kwargs: Any,
     ) -> None:
         super().__init__(task_fn, **kwargs)
-        if candidates < 1 or window < 1 or floor < 0:
-            raise ValueError("AdaptiveSource needs candidates >= 1, window >= 1 and floor >= 0")
+        self.Settings(candidates=candidates, window=window, floor=floor)
         self.candidates, self.window, self.floor = candidates, window, floor
         self.outcomes: dict[str, deque[bool]] = {}
 
@@ -187,8 +201,31 @@ class AdaptiveSource(StaticSource):
         self.outcomes = load_outcomes(state, self.window)
 
 
+class GateSettings(BaseModel):
+    """`tasks.kwargs` of `AdmissionGate`, checked when the config is (the gate's constructor has the defaults)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: TaskSettings | None = None
+    low: float = Field(default=0.2, ge=0, le=1)
+    high: float = Field(default=0.8, ge=0, le=1)
+    window: int = Field(default=32, ge=1)
+    min_outcomes: int = Field(default=8, ge=1)
+    candidates: int = Field(default=4, ge=1)
+
+    @model_validator(mode="after")
+    def _band(self) -> GateSettings:
+        if self.low > self.high:
+            raise ValueError(f"the band needs low <= high, got low={self.low}, high={self.high}")
+        if self.source is not None and load_entry(self.source.entry) is AdmissionGate:
+            raise ValueError("source: an AdmissionGate cannot wrap another AdmissionGate")
+        return self
+
+
 class AdmissionGate:
     """The success-band gate over any source (see the module docstring)."""
+
+    Settings = GateSettings
 
     def __init__(
         self,
@@ -208,7 +245,7 @@ class AdmissionGate:
         if window < 1 or min_outcomes < 1 or candidates < 1:
             raise ValueError("AdmissionGate needs window >= 1, min_outcomes >= 1 and candidates >= 1")
         inner = TaskSettings(**(source or {}))
-        if load_entry(inner.source) is AdmissionGate:
+        if load_entry(inner.entry) is AdmissionGate:
             raise ValueError("AdmissionGate cannot wrap another AdmissionGate")
         self.inner = make_source(inner, task_fn, batch_size=batch_size * candidates, **kwargs)
         self.batch_size, self.low, self.high = batch_size, low, high
@@ -284,10 +321,14 @@ def make_source(
     task_kwargs: dict[str, Any] | None = None,
 ) -> TaskSource:
     """The configured source over `task_fn`."""
-    cls = load_entry(settings.source)
-    source = cls(
-        task_fn, split=split, seed=seed, batch_size=batch_size, stage=stage, task_kwargs=task_kwargs, **settings.kwargs
+    source: TaskSource = build(
+        settings,
+        TaskSource,
+        task_fn,
+        split=split,
+        seed=seed,
+        batch_size=batch_size,
+        stage=stage,
+        task_kwargs=task_kwargs,
     )
-    if not isinstance(source, TaskSource):
-        raise TypeError(f"tasks.source {settings.source!r} does not implement TaskSource (next, observe, state)")
     return source

@@ -2,7 +2,7 @@
 
     engines  = InferenceEngine actors (policy.backend)          rollout workers = RolloutWorker actors
     learner  = LearnerGroup (learner.num_workers actors)         weight sync     = weight_sync.make_weight_sync
-    judge    = JudgeStage (reward models, `reward`)              task source     = `tasks.source` over `env.tasks`
+    judge    = JudgeStage (reward models, `reward`)              task source     = `tasks.entry` over `env.tasks`
 
 One RL step, in order (each a seam a paper plugs into without editing this file):
 
@@ -197,7 +197,6 @@ class AgentTrainer:
                 episode_timeout_s=rollout.episode_timeout_s,
                 max_attempts=rollout.max_attempts,
                 agent=rollout.agent,
-                agent_kwargs=dict(rollout.agent_kwargs),
             )
             for index in range(rollout.num_workers)
         ]

@@ -98,6 +98,8 @@ def error_cost(kind: ErrorKind, costs: DecisionCosts) -> float:
 class DecisionAware:
     """The decision-aware reward model (module docstring); `kwargs` are `DecisionCosts` fields."""
 
+    Settings = DecisionCosts
+
     def __init__(self, **kwargs: Any) -> None:
         self.costs = DecisionCosts.model_validate(kwargs)
 

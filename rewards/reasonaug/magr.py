@@ -128,6 +128,8 @@ def _save_atomic(obj: Any, path: Path) -> None:
 class MAGR:
     """The reward model (module docstring); `reward.entry: raygent.rewards.reasonaug.magr:MAGR`, one actor."""
 
+    Settings = MAGRSettings
+
     def __init__(self, **kwargs: Any) -> None:
         self.settings = MAGRSettings.model_validate(kwargs)
         if self.settings.data is None or self.settings.state_dir is None:

@@ -36,8 +36,9 @@ import os
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from raygent.platform.config import KeyProblem
 from raygent.platform.contracts import Judgement, StepLabel, Trajectory
 from raygent.rewards.seagent.lm_judge import done_prompt, step_prompt
 from raygent.rewards.seagent.prompt import Answer, Frame, MalformedAnswer, judge_messages, parse_answer
@@ -53,8 +54,9 @@ class WSMSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     backend: Literal["lm", "vlm"] = "lm"
-    model: str = Field(min_length=1)
-    """`lm`: the judge's model directory; `vlm`: the model name the endpoint serves."""
+    model: str | None = Field(default=None, min_length=1)
+    """`lm`: the judge's model directory (None in a config: the seagent recipe fine-tunes one and fills it in);
+    `vlm`: the model name the endpoint serves."""
     endpoint: str | None = None
     """`vlm`: the OpenAI-compatible base URL (`.../v1`)."""
     api_key_env: str | None = None
@@ -70,6 +72,14 @@ class WSMSettings(BaseModel):
     batch_size: int = Field(default=16, ge=1)
     threads: int | None = Field(default=None, ge=1)
     caption_chars: int = Field(default=400, ge=40)
+
+    @model_validator(mode="after")
+    def _vlm_names_its_endpoint(self) -> WSMSettings:
+        if self.backend == "vlm":  # its model is the endpoint's, not one a run fine-tunes
+            for key in ("endpoint", "model"):
+                if getattr(self, key) is None:
+                    raise KeyProblem(key, "the vlm backend needs the endpoint and the model it serves")
+        return self
 
 
 def is_finish(action: str) -> bool:
@@ -98,12 +108,16 @@ def decide(success: bool, labels: list[StepLabel], redundant: Sequence[int] = ()
 class WorldStateModel:
     """The reward model (see the module docstring); kwargs are `WSMSettings`."""
 
+    Settings = WSMSettings
+
     def __init__(self, **kwargs: Any) -> None:
         self.settings = WSMSettings(**kwargs)
         self.failures = 0
         self._scorer: Any = None
-        if self.settings.backend == "vlm" and not self.settings.endpoint:
-            raise ValueError("the vlm backend needs an endpoint (an OpenAI-compatible base URL)")
+        if self.settings.model is None:
+            raise ValueError(
+                "the World State Model needs kwargs.model (the seagent recipe fills in the judge it trains)"
+            )
 
     # ------------------------------------------------------------------ shared
 
@@ -122,6 +136,7 @@ class WorldStateModel:
         if self._scorer is None:
             from raygent.rewards.seagent.lm_judge import YesNoScorer
 
+            assert self.settings.model is not None
             self._scorer = YesNoScorer(self.settings.model, self.settings.batch_size, self.settings.threads)
         return self._scorer
 

@@ -44,8 +44,8 @@ def _screens(ui_seed: int) -> tuple[str, str]:
 
 
 def _loop(task: Task, screen: str, **kwargs: Any) -> DocLoop:
-    context = LoopContext(tokenizer=None, prompt_format=PromptFormat(), kwargs=kwargs)
-    return DocLoop(task, {"text": screen, "url": "http://127.0.0.1:1/media_player/index.html"}, context)
+    context = LoopContext(tokenizer=None, prompt_format=PromptFormat())
+    return DocLoop(task, {"text": screen, "url": "http://127.0.0.1:1/media_player/index.html"}, context, **kwargs)
 
 
 def test_tools_variant_answers_lookups_agent_side_and_acts_on_the_rest() -> None:
@@ -99,7 +99,7 @@ def test_a_failing_backend_degrades_to_no_context_and_the_episode_goes_on() -> N
 
 
 def recording_index(seed: int, embedder: str = "wordllama") -> FailingIndex:
-    """A backend factory that keeps what it was built with (`agent_kwargs.backend_kwargs` reach it)."""
+    """A backend factory that keeps what it was built with (`rollout.agent.kwargs.backend_kwargs` reach it)."""
     index = FailingIndex(seed)
     index.embedder = embedder  # type: ignore[attr-defined]
     return index
@@ -112,9 +112,9 @@ def test_backend_kwargs_reach_the_backend_factory() -> None:
     assert (loop.session.backend.seed, loop.session.backend.embedder) == (seed, "m")
     dense = "raygent.environments.web.doc_tools:dense_index"
     config = load_config(
-        "docos", [f"rollout.agent_kwargs.backend={dense}", "rollout.agent_kwargs.backend_kwargs.embedder=/models/bge"]
+        "docos", [f"rollout.agent.kwargs.backend={dense}", "rollout.agent.kwargs.backend_kwargs.embedder=/models/bge"]
     )
-    assert config.rollout.agent_kwargs["backend_kwargs"] == {"embedder": "/models/bge"}
+    assert config.rollout.agent.kwargs["backend_kwargs"] == {"embedder": "/models/bge"}
 
 
 def test_a_demonstration_shows_exactly_the_prompts_the_loop_builds() -> None:
@@ -143,7 +143,7 @@ def test_with_the_last_action_line_the_demonstrations_prompts_are_still_the_loop
     task = _task("tools", seed)
     fmt = PromptFormat(max_history=0, task_position="last", last_action=True)
     turns = doc_turns(task, [(closed, "click(2)"), (opened, "click(10)")])
-    context = LoopContext(tokenizer=None, prompt_format=fmt, kwargs={})
+    context = LoopContext(tokenizer=None, prompt_format=fmt)
     loop = DocLoop(task, {"text": closed, "url": "http://127.0.0.1:1/media_player/index.html"}, context)
     seen: list[Turn] = []
     for observation, action in turns:
@@ -258,8 +258,8 @@ def test_summary_claims_and_the_search_failure_share() -> None:
 @pytest.mark.parametrize(
     ("override", "named"),
     [
-        ("rollout.agent_kwargs.hitz=3", "agent_kwargs.hitz"),
-        ("rollout.agent_kwargs.backend=raygent.environments.web.doc_tools:no_index", "agent_kwargs.backend"),
+        ("rollout.agent.kwargs.hitz=3", "rollout.agent.kwargs.hitz: unknown key (did you mean 'hits'?)"),
+        ("rollout.agent.kwargs.backend=raygent.environments.web.doc_tools:no_index", "rollout.agent.kwargs.backend"),
         ("env.task_kwargs.docs=manual", "task_kwargs.docs"),
         ("env.task_kwargs.none_share=1.5", "task_kwargs.none_share"),
         ("env.task_kwargs.grounding=pixels", "task_kwargs.grounding"),
@@ -271,7 +271,7 @@ def test_a_bad_config_is_refused_naming_the_key(override: str, named: str) -> No
         load_config("docos", [override])
     assert load_config("docos").job == "docos"
     dense = "raygent.environments.web.doc_tools:hybrid_index"
-    assert load_config("docos", [f"rollout.agent_kwargs.backend={dense}"]).rollout.agent_kwargs["backend"] == dense
+    assert load_config("docos", [f"rollout.agent.kwargs.backend={dense}"]).rollout.agent.kwargs["backend"] == dense
 
 
 def test_the_html_report_shows_the_doc_read_beside_each_screen(tmp_path: Path) -> None:

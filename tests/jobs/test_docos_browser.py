@@ -45,7 +45,7 @@ def test_reading_the_docs_solves_a_task_on_a_relabelled_layout(grounding: str) -
     try:
         observation, _ = env.reset(options={"task": task})
         assert default.label not in observation["text"]
-        context = LoopContext(tokenizer=None, prompt_format=PromptFormat(), kwargs={})
+        context = LoopContext(tokenizer=None, prompt_format=PromptFormat())
         loop = DocLoop(task, observation, context)
         assert isinstance(loop.act(search_call(task.instruction)), ToolResult)
         rank = next(n for n, h in enumerate(loop.session.last_hits, 1) if h.path == command_path(APP, CMD))

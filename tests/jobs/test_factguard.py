@@ -4,6 +4,7 @@ the decision-aware reward and the evaluation metrics, and config errors."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -142,7 +143,7 @@ def test_the_loop_answers_tools_agent_side_into_the_same_context_as_the_demonstr
     prompt_format = PromptFormat(system="s")
     env = FactGuardEnv()
     first, _ = env.reset(options={"task": task})
-    loop = FactGuardLoop(task, first, LoopContext(tokenizer, prompt_format, {"budgets": {"analyze_clip": 1}}))
+    loop = FactGuardLoop(task, first, LoopContext(tokenizer, prompt_format), budgets={"analyze_clip": 1})
     demo = demonstrate(task)
     expected = samples_from_demonstration(tokenizer, prompt_format, task, demo.turns())
     assert loop.prompt().ids == list(expected[0].prompt_ids)
@@ -153,7 +154,7 @@ def test_the_loop_answers_tools_agent_side_into_the_same_context_as_the_demonstr
     assert loop.act("verdict(fake, 0.9)") == EnvAction("verdict(fake, 0.9)")
     assert loop.act("nonsense") == EnvAction("nonsense")
     with pytest.raises(ValueError, match="placement"):
-        FactGuardLoop(task, first, LoopContext(tokenizer, prompt_format, {"placement": "gpu"}))
+        FactGuardLoop(task, first, LoopContext(tokenizer, prompt_format), placement="gpu")
 
 
 def test_episodes_through_the_runner_call_tools_without_environment_steps(tokenizer: Any) -> None:
@@ -190,8 +191,7 @@ def test_episodes_through_the_runner_call_tools_without_environment_steps(tokeni
         PromptFormat(system="s"),
         generate,
         max_turns=4,
-        agent=FactGuardLoop,
-        agent_kwargs={"placement": "local"},
+        agent=functools.partial(FactGuardLoop, placement="local"),
     )
     tasks = factguard_tasks("heldout", 2, 6, mix={"kb": 1.0})
     trajectories = runner.run([EpisodeRequest(t, f"g{i}") for i, t in enumerate(tasks)], SamplingParams())
@@ -278,7 +278,7 @@ def test_evaluation_metrics() -> None:
         ("env.task_kwargs.frames=0", "env.task_kwargs.frames: got 0"),
         ("env.task_kwargs.tools=1", "env.task_kwargs.tools: got 1"),
         ("env.kwargs.budgets={search: 1}", "env.kwargs"),
-        ("rollout.agent_kwargs.budgets={retrieve: -1}", "agent_kwargs.budgets"),
+        ("rollout.agent.kwargs.budgets={retrieve: -1}", "rollout.agent.kwargs.budgets"),
         ("reward.kwargs.false_negativ=2", "did you mean 'false_negative'"),
         ("reward.kwargs.tool_call=-1", "kwargs.tool_call"),
     ],
@@ -290,11 +290,11 @@ def test_a_bad_factguard_config_names_the_key(override: str, key: str) -> None:
 
 def test_the_ablations_are_single_overrides(root: Path) -> None:
     from raygent.jobs.factguard.recipe import ablation_of
-    from raygent.jobs.factguard.settings import FactGuardRunConfig
     from raygent.platform.rl.initial import agent_sections
+    from raygent.platform.rl.settings import AgentRunConfig
 
     def variant(*overrides: str) -> str:
-        return ablation_of(agent_sections(load_config("factguard", list(overrides)), FactGuardRunConfig))
+        return ablation_of(agent_sections(load_config("factguard", list(overrides)), AgentRunConfig))
 
     assert variant() == "decision_aware"
     assert variant("reward.entry=raygent.rewards.factguard.decision_aware:OutcomeOnly") == "outcome_only"

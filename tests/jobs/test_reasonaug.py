@@ -20,8 +20,7 @@ from raygent.environments.reasonaug import (
 )
 from raygent.environments.reasonaug.data import build_arrays, write_arrays
 from raygent.jobs.reasonaug.entropy import CLASSES, SelectiveEntropy, classify
-from raygent.jobs.reasonaug.recipe import prepare_reid, with_variant
-from raygent.jobs.reasonaug.settings import ReasonAugRunConfig
+from raygent.jobs.reasonaug.recipe import ReasonAugRunConfig, prepare_reid, with_variant
 from raygent.platform.config import ConfigError, load_config
 from raygent.platform.contracts import Observation, Step, Trajectory
 from raygent.platform.rl.initial import agent_sections

@@ -36,6 +36,7 @@ def test_a_killed_reward_actor_is_restarted_and_keeps_its_loop(ray_cluster: None
     from raygent.environments.reasonaug.world import WorldSizes
     from raygent.jobs.reasonaug.recipe import prepare_reid
     from raygent.platform.config import load_config
+    from raygent.platform.plugins import Component
     from raygent.platform.rl.reward import RewardActor
     from raygent.rewards.reasonaug.magr import read_jsonl
     from raygent.rewards.reasonaug.reid import ReIDSettings
@@ -54,7 +55,7 @@ def test_a_killed_reward_actor_is_restarted_and_keeps_its_loop(ray_cluster: None
         "retrain_every": 1,
         "tau": -1.0,
     }
-    handle = actor.remote("raygent.rewards.reasonaug.magr:MAGR", kwargs)
+    handle = actor.remote(Component(entry="raygent.rewards.reasonaug.magr:MAGR", kwargs=kwargs))
     tasks = reasonaug_tasks("train", 0, 2, **SMALL)
     rng = np.random.default_rng(0)
     batch = [_trajectory(t, heuristic_instruction(t, rng), i) for i, t in enumerate(tasks)]

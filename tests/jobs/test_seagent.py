@@ -23,7 +23,7 @@ from raygent.jobs.seagent.curriculum import (
     parse_generator,
 )
 from raygent.jobs.seagent.hook import Distill, JudgedSuccesses
-from raygent.jobs.seagent.settings import SeagentConfig
+from raygent.jobs.seagent.recipe import SeagentConfig
 from raygent.jobs.seagent.wsm_data import first_error, random_click
 from raygent.jobs.seagent.wsm_train import agreement, finetune, samples, swapped, trajectory, within_task_auc
 from raygent.platform.contracts import Judgement, Observation, Step, Task, Trajectory
@@ -499,7 +499,7 @@ def test_bad_seagent_config_values_name_their_key() -> None:
         },
         "kwargs.explore": {
             **base,
-            "tasks": {"source": "raygent.jobs.seagent.curriculum:Curriculum", "kwargs": {"explore": 2}},
+            "tasks": {"entry": "raygent.jobs.seagent.curriculum:Curriculum", "kwargs": {"explore": 2}},
         },
         "generalist": {**base, "seagent": {"generalist": ["media_player"]}},
         "seagent.generalist: specialists": {

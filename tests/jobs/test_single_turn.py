@@ -63,14 +63,14 @@ def test_chat_framing_renders_exactly_the_users_message(chat_tokenizer) -> None:
 
 
 def test_the_job_renders_the_task_instruction_through_the_chat_loop(chat_tokenizer) -> None:  # type: ignore[no-untyped-def]
-    from raygent.jobs.single_turn.settings import SingleTurnConfig
+    from raygent.jobs.single_turn.recipe import SingleTurnConfig
     from raygent.platform.rl.agent_loop import ChatLoop, LoopContext
 
     config = SingleTurnConfig.model_validate({"single_turn": {"tasks": TASKS, "reward": CONSTANT}})
     task = Task(id="t", env="single_turn", instruction="Say a 1.")
     env = SingleTurnEnv(config.env.kwargs["reward"])
     observation, _ = env.reset(options={"task": task})
-    loop = ChatLoop(task, observation, LoopContext(chat_tokenizer, config.policy.prompt, {}))
+    loop = ChatLoop(task, observation, LoopContext(chat_tokenizer, config.policy.prompt))
     user = [{"role": "user", "content": "Say a 1."}]
     expected = chat_tokenizer.apply_chat_template(user, tokenize=False, add_generation_prompt=True)
     assert loop.prompt().ids == chat_tokenizer.encode(expected, add_special_tokens=False)
@@ -146,7 +146,7 @@ def test_a_bad_single_turn_entry_exits_2_naming_the_key(
 
 
 def test_a_task_functions_keyword_arguments_pass(monkeypatch: pytest.MonkeyPatch) -> None:
-    from raygent.jobs.single_turn.settings import SingleTurnConfig
+    from raygent.jobs.single_turn.recipe import SingleTurnConfig
     from raygent.platform.config import load_config
     from raygent.platform.rl.initial import agent_sections
 

@@ -193,18 +193,14 @@ def test_memory_loop_prepends_context_and_degrades_to_none(tokenizer_context: Lo
     LOCAL_BANKS["test-bank"] = bank
     task = make_task("a*b+c", [37, 12, 5], 1)
     observation = {"text": task.instruction, "turn": 0, "last_action_error": ""}
-    loop = MemoryLoop(
-        task, observation, LoopContext(**{**tokenizer_context.__dict__, "kwargs": {"actor": "test-bank"}})
-    )
+    loop = MemoryLoop(task, observation, tokenizer_context, actor="test-bank")
     assert loop.observation().text == with_context(bank.context(task.instruction).text, task.instruction)
     assert loop.observation().info["xskill"] == "ok"
     assert strip_context(loop.observation().text) == task.instruction
-    missing = MemoryLoop(task, observation, LoopContext(**{**tokenizer_context.__dict__, "kwargs": {"actor": "nope"}}))
+    missing = MemoryLoop(task, observation, tokenizer_context, actor="nope")
     assert missing.observation().text == task.instruction and missing.observation().info["xskill"] == "failed"
     off_task = task.model_copy(update={"params": {**task.params, "xskill_mode": "none"}})
-    off = MemoryLoop(
-        off_task, observation, LoopContext(**{**tokenizer_context.__dict__, "kwargs": {"actor": "test-bank"}})
-    )
+    off = MemoryLoop(off_task, observation, tokenizer_context, actor="test-bank")
     assert off.observation().text == task.instruction and off.observation().info["xskill"] == "off"
     del LOCAL_BANKS["test-bank"]
 
@@ -223,7 +219,7 @@ def test_sft_demonstrations_carry_the_context_the_loop_shows() -> None:
 
 @pytest.fixture
 def tokenizer_context() -> LoopContext:
-    return LoopContext(tokenizer=None, prompt_format=PromptFormat(), kwargs={})  # type: ignore[arg-type]
+    return LoopContext(tokenizer=None, prompt_format=PromptFormat())  # type: ignore[arg-type]
 
 
 def test_lm_summarizer_prompts_the_in_tree_engine(tmp_path: Path) -> None:

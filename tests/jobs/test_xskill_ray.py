@@ -36,7 +36,7 @@ def episode(task: Task, actions: list[str] | None, group: str, context: LoopCont
     """A ToolCalc episode through `MemoryLoop` (the expert's actions, or the given ones)."""
     env = ToolCalcEnv()
     observation, _ = env.reset(options={"task": task})
-    loop = MemoryLoop(task, observation, context)
+    loop = MemoryLoop(task, observation, context, actor="xskill-test")
     actions = actions or demonstrate(task).actions
     steps, success = [], False
     for action in actions:
@@ -63,7 +63,7 @@ def test_memory_actor_accumulates_snapshots_and_degrades(ray_cluster: None, tmp_
     import ray
 
     actor = start_memory("xskill-test")
-    context = LoopContext(tokenizer=None, prompt_format=PromptFormat(), kwargs={"actor": "xskill-test"})
+    context = LoopContext(tokenizer=None, prompt_format=PromptFormat())
     hook = XSkillHook(actor, ProgrammaticSummarizer(), tmp_path, rl=False)
     batch = []
     for number, operands in enumerate(([37, 12, 5], [21, 40, 9])):

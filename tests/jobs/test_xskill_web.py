@@ -141,13 +141,9 @@ def test_every_turn_keeps_the_context_on_later_screens() -> None:
     bank.apply(WebSummarizer().summarize([Group("Mute the sound.", [rollout(["click(13)"], True)] * 2)], {}))
     LOCAL_BANKS["web-bank"] = bank
     (task,) = web_tasks("heldout", 0, 1, templates=["media_player/mute_audio"])
-    context = LoopContext(tokenizer=None, prompt_format=PromptFormat(), kwargs={})
+    context = LoopContext(tokenizer=None, prompt_format=PromptFormat())
     loops = {
-        every: MemoryLoop(
-            task,
-            {"text": SCREEN},
-            LoopContext(**{**context.__dict__, "kwargs": {"actor": "web-bank", "every_turn": every}}),
-        )
+        every: MemoryLoop(task, {"text": SCREEN}, context, actor="web-bank", every_turn=every)
         for every in (True, False)
     }
     for loop in loops.values():
@@ -183,7 +179,7 @@ def test_tasks_stamp_modes_and_draw_heldout_from_the_evaluated_apps() -> None:
         ("env.task_kwargs.apss=[media_player]", "task_kwargs.apss"),
         ("sft.task_kwargs.modes={maybe: 1}", "task_kwargs.modes"),
         ("sft.task_kwargs.grounding=pixels", "task_kwargs.grounding"),
-        ("rollout.agent_kwargs.every_turn=perhaps", "agent_kwargs.every_turn"),
+        ("rollout.agent.kwargs.every_turn=perhaps", "rollout.agent.kwargs.every_turn"),
         ("xskill.novel_templates=[a+b]", "xskill.novel_templates"),
     ],
 )

@@ -12,7 +12,7 @@ TASK = Task(id="t/1", env="raygent/ToolCalc-v0", instruction="Mute the sound.")
 
 def test_each_turn_keeps_its_actions_error_and_the_prompt_shows_the_last_one() -> None:
     fmt = PromptFormat(max_history=0, last_action=True)
-    loop = ChatLoop(TASK, {"text": "screen 1"}, LoopContext(tokenizer=None, prompt_format=fmt, kwargs={}))
+    loop = ChatLoop(TASK, {"text": "screen 1"}, LoopContext(tokenizer=None, prompt_format=fmt))
     assert loop.messages()[-1].content == "Task: Mute the sound.\n\nLast action: none\nObservation:\nscreen 1"
     assert loop.act('click_label("Sound")') == EnvAction('click_label("Sound")')
     loop.observe({"text": "screen 1", "last_action_error": "no element named 'Sound'"}, 0.0, {})

@@ -84,7 +84,7 @@ def test_varied_groups_leave_out_constant_groups_and_infrastructure_failures() -
 
 
 def _gate(**kwargs: object) -> AdmissionGate:
-    settings = TaskSettings(source="raygent.platform.rl.tasks:AdmissionGate", kwargs=kwargs)
+    settings = TaskSettings(entry="raygent.platform.rl.tasks:AdmissionGate", kwargs=kwargs)
     gate = make_source(settings, toolcalc_tasks, split="train", seed=0, batch_size=8, task_kwargs=TYPES)
     assert isinstance(gate, AdmissionGate)
     return gate
@@ -138,7 +138,7 @@ def test_the_gate_fills_a_batch_with_the_templates_closest_to_its_band() -> None
 
 
 def test_the_gate_resumes_with_its_state_and_its_inner_source_s() -> None:
-    inner = {"source": "raygent.platform.rl.tasks:AdaptiveSource", "kwargs": {"candidates": 2}}
+    inner = {"entry": "raygent.platform.rl.tasks:AdaptiveSource", "kwargs": {"candidates": 2}}
     gate = _gate(source=inner, min_outcomes=2)
     _observe(gate, "larger", [True, True])
     _observe(gate, "a+b", [True, False])

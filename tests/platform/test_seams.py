@@ -163,7 +163,7 @@ def test_every_seam_changes_a_run(model_dir: Path, tmp_path: Path) -> None:
             },
             "trainer": {"steps": 3, "eval_tasks": 0, "tensorboard": False, "checkpoint_every": 1},
             "reward": {"entry": "test_seams:CalcJudge", "num_actors": 2},
-            "tasks": {"source": "test_seams:ReactingSource"},
+            "tasks": {"entry": "test_seams:ReactingSource"},
         }
     )
     hook = CountingHook()
@@ -200,7 +200,7 @@ def test_every_seam_changes_a_run(model_dir: Path, tmp_path: Path) -> None:
     [  # one in the edit loop; each is a fresh `raygent` process (~9 s of imports), so the rest run in `make test`
         ("reward.entry=no_such_module:Judge", "reward.entry"),
         pytest.param("rollout.agent=raygent.platform.rl.agent_loop:NoLoop", "rollout.agent", marks=pytest.mark.slow),
-        pytest.param("tasks.source=raygent.platform.rl.tasks:Nope", "tasks.source", marks=pytest.mark.slow),
+        pytest.param("tasks.entry=raygent.platform.rl.tasks:Nope", "tasks.entry", marks=pytest.mark.slow),
         pytest.param("learner.loss.terms=[{name: grpoo}]", "learner.loss.terms", marks=pytest.mark.slow),
         pytest.param("learner.loss.advantage=rlooo", "learner.loss.advantage", marks=pytest.mark.slow),
     ],
