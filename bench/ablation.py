@@ -1,16 +1,17 @@
-"""The small-model recipe, one part off at a time: `grpo_toy` on SmolLM2-135M-Instruct (`grpo_toy.py --smollm2`).
+"""The small-model recipe, one part off at a time: `grpo_toy` (SmolLM2-135M-Instruct, `jobs/configs/grpo_toy.yaml`).
 
-    python bench/ablation.py [--seeds 0 1 2] [--variants recipe no_dynamic_sampling ...] [--keep DIR]
+    python bench/ablation.py [--seeds 0 1 2] [--variants recipe sft_10 ...] [--keep DIR]
 
-Each variant is the recipe (`SMOLLM2_OVERRIDES`) with the overrides of `VARIANTS` after it; each run is one
-`raygent run grpo_toy trainer.seed=S` in a fresh process. Runs go seed by seed (every variant of seed 0 first), so
-a bench stopped part-way holds whole seeds. With `--keep DIR` a run whose `summary.json` is already there is read,
-not rerun: the bench resumes where it stopped.
+Each variant is the job's config with the overrides of `VARIANTS` after it; each run is one `raygent run grpo_toy
+trainer.seed=S` in a fresh process. Runs go seed by seed (every variant of seed 0 first), so a bench stopped
+part-way holds whole seeds. With `--keep DIR` a run whose `summary.json` is already there is read, not rerun: the
+bench resumes where it stopped.
 
-Measured 2026-12-07, runs reproducible (docs/architecture.md, "The small-model recipe"): recipe −0.076 ± 0.358
-(seed 1 collapses: the gate and dynamic sampling train on the comparisons only and the arithmetic drifts away),
-every part off +0.10 ± 0.2, full fine-tuning −0.056 ± 0.048. `--variants kl` (EXTRA_VARIANTS) on seed 1: −0.448,
-the same collapse; `small_step` not measured yet.
+Measured (docs/architecture.md, "The small-model recipe"; runs reproducible): the recipe (5 SFT steps) +0.420 ±
+0.060 (2026-12-08); with 10 SFT steps (`sft_10`) +0.104 ± 0.206, with 10 SFT steps and the gate (`evening`, the
+recipe of 2026-12-07) −0.076 ± 0.358, and on that recipe: dynamic sampling off +0.101 ± 0.209, a 3-step warm-up
++0.101 ± 0.157, full fine-tuning −0.056 ± 0.048 (2026-12-07). `gate` (5 SFT steps and the gate) and the
+`EXTRA_VARIANTS` on the new recipe are not measured yet.
 
 Per run: `seed=S variant=V sft=… grpo=… gain=… minutes=…` and the per-template counts. Then a table (gain mean ±
 population standard deviation over seeds, minutes a run). Last line: `<variant>_gain=…` for every variant, then
@@ -26,20 +27,26 @@ from pathlib import Path
 from statistics import mean, pstdev
 
 from _runs import parse_args
-from grpo_toy import SMOLLM2_OVERRIDES, per_template, run_once
+from grpo_toy import EVENING_RECIPE, per_template, run_once
+
+GATE = ["tasks.entry=raygent.platform.rl.tasks:AdmissionGate", "tasks.kwargs={min_outcomes: 8, window: 32}"]
 
 VARIANTS: dict[str, list[str]] = {
     "recipe": [],
+    # SFT teaches the calculator call too, leaving GRPO the comparisons only
+    "sft_10": ["sft.steps=10"],
+    # the task stream filtered to the templates whose running success is in the 20-80 % band (the admission gate)
+    "gate": GATE,
     # every drawn batch trains, zero-variance groups dropped as before, none drawn to replace them
     "no_dynamic_sampling": ["rollout.dynamic_sampling=null"],
-    # the task stream as it comes, every template whatever its running success
-    "no_gate": ["tasks.entry=raygent.platform.rl.tasks:StaticSource", "tasks.kwargs={}"],
-    # a warm-up of 3 steps (the recipe has none: its former `warmup_steps: 1` was a no-op, see grpo_toy.py)
+    # a warm-up of 3 steps (the recipe has none)
     "warmup": ["learner.schedule={warmup_steps: 3}"],
     # every weight trains, at a tenth of LoRA's rates (full fine-tuning's usual ratio)
     "full_finetune": ["learner.lora=null", "learner.lr=0.00002", "sft.lr=0.00005"],
 }
 EXTRA_VARIANTS: dict[str, list[str]] = {
+    # the recipe of 2026-12-07 evening (10 SFT steps and the gate), the base of the first ablation table
+    "evening": EVENING_RECIPE,
     # what might hold what SFT taught under an update that seeks a shortcut (not parts of the recipe: `--variants`)
     # a KL to the policy as RL began (after SFT), k3 estimator
     "kl": ["learner.loss.terms=[{name: grpo, clip_high: 0.28}, {name: kl, coef: 0.05}]"],
@@ -53,7 +60,7 @@ def run(seed: int, variant: str, root: Path) -> dict[str, float]:
     if (run_dir / "summary.json").exists() and (run_dir / "minutes").exists():
         summary, minutes = json.loads((run_dir / "summary.json").read_text()), float((run_dir / "minutes").read_text())
     else:
-        summary, minutes = run_once(seed, [*SMOLLM2_OVERRIDES, *{**VARIANTS, **EXTRA_VARIANTS}[variant]], run_dir)
+        summary, minutes = run_once(seed, {**VARIANTS, **EXTRA_VARIANTS}[variant], run_dir)
         (run_dir / "minutes").write_text(f"{minutes:.3f}")
     row = {"sft": summary["before_success"], "grpo": summary["after_success"], "minutes": minutes}
     row["gain"] = row["grpo"] - row["sft"]

@@ -1,7 +1,7 @@
 """Helpers for the serving tests: the smallest agent run directory `raygent serve` accepts, and the Serve app's
 routes (`platform.serving.build_api`, the same app a Serve replica builds) on a loopback uvicorn server.
 
-The run is built the way `raygent run grpo_toy` starts one, without Ray: the job's validated config saved as the
+The run is built the way `raygent run grpo_toy_tiny` starts one, without Ray: the job's validated config saved as the
 run's `config.yaml`, the tiny `tiny-qwen2` policy with a BPE tokenizer trained on ToolCalc text (the recipe's own
 `initial_model`), copied to `checkpoints/final` with a `trainer_state.json`, where a finished run leaves its
 policy. Its weights are untrained: these tests check the API, not what the policy learned.
@@ -31,7 +31,7 @@ def make_agent_run(run_dir: Path) -> Path:
     from raygent.platform.rl.settings import AgentRunConfig
 
     run_dir.mkdir(parents=True, exist_ok=True)
-    config = load_config("grpo_toy")
+    config = load_config("grpo_toy_tiny")
     rundir.save_config(run_dir, config)
     model = initial_model(agent_sections(config, AgentRunConfig), run_dir, corpus(n_tasks=300, seed=0))
     final = run_dir / CHECKPOINTS / FINAL

@@ -1,15 +1,13 @@
-"""grpo_toy: a tiny language-model agent learns ToolCalc (calculator tool, multi-turn) with SFT, then GRPO.
+"""grpo_toy: a language-model agent learns ToolCalc (calculator tool, multi-turn) with SFT, then GRPO.
 
-The policy is a `tiny-qwen2` model (~2.3 M parameters) with a byte-level BPE tokenizer trained on ToolCalc
-text, built from the preset and saved in the run directory when `policy.model` is unset, then loaded through
-the same `load_policy` path a real checkpoint takes. SFT uses expert demonstrations of some task types only
-(`sft.task_kwargs`); GRPO then trains on every type with the checker's reward. Claim: GRPO raises held-out
-success (tasks whose parameters are never trained on) by at least `MIN_GAIN` over the SFT model.
-
-A pretrained model is the same job: `policy.model=smollm2-135m-instruct` (SmolLM2-135M-Instruct, its own
-tokenizer and chat template; the recipe's prompts are chat messages, so they render through any template); see
-`jobs/configs/grpo_toy.yaml` for the smaller batch and learning rates it is run with on 2 cores. Cluster scale is
-the same job: `policy.model=/path/to/model policy.backend=vllm rollout.num_workers=...`.
+`jobs/configs/grpo_toy.yaml` trains SmolLM2-135M-Instruct (the `smollm2-135m-instruct` preset, its own tokenizer
+and chat template; the prompts are chat messages, so they render through any template) with the small-model recipe:
+LoRA, bf16, 5 SFT steps on expert demonstrations, then 10 GRPO steps with the checker's reward on groups that carry
+reward variance (dynamic sampling). `jobs/configs/grpo_toy_tiny.yaml` is the same job on a `tiny-qwen2` model
+(~2.3 M parameters) with a byte-level BPE tokenizer trained on ToolCalc text, built from the preset and saved in the
+run directory when `policy.model` is unset, then loaded through the same `load_policy` path a real checkpoint takes.
+Claim: GRPO raises held-out success (tasks whose parameters are never trained on) by at least `MIN_GAIN` over the
+SFT model. Cluster scale is the same job: `policy.model=/path/to/model policy.backend=vllm rollout.num_workers=...`.
 """
 
 from __future__ import annotations

@@ -380,7 +380,7 @@ def _send(base: str, method: str, path: str, body: Any = None) -> tuple[int, dic
 
 
 ACT = {"task": {"instruction": "What is 2+3?"}, "observation": {"text": "What is 2+3?"}}
-CHAT = {"model": "grpo_toy", "messages": [{"role": "user", "content": "What is 2+3?"}], "max_tokens": 4}
+CHAT = {"model": "grpo_toy_tiny", "messages": [{"role": "user", "content": "What is 2+3?"}], "max_tokens": 4}
 
 
 def _chat(**changes: Any) -> dict[str, Any]:
@@ -439,7 +439,7 @@ SERVE_CASES: list[tuple[str, str, Any, int, str]] = [
     (
         "POST",
         "/v1/chat/completions",
-        b'{"model": "grpo_toy", "messages": [{"role": "user", "content": "\\udc80x"}]}',
+        b'{"model": "grpo_toy_tiny", "messages": [{"role": "user", "content": "\\udc80x"}]}',
         422,
         "lone surrogate",
     ),

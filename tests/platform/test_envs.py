@@ -163,7 +163,7 @@ def test_every_builtin_names_importable_functions() -> None:
 
 
 def _grpo_toy(env: object) -> dict:
-    data = read_yaml_file(resolve_config_path("grpo_toy"))
+    data = read_yaml_file(resolve_config_path("grpo_toy_tiny"))
     return {**data, "env": env}
 
 
@@ -186,7 +186,7 @@ def test_the_shipped_jobs_env_sections_by_name(job: str, env: dict) -> None:
 
 
 def test_a_named_env_validates_to_the_shipped_section() -> None:
-    shipped = validate_config(read_yaml_file(resolve_config_path("grpo_toy")))
+    shipped = validate_config(read_yaml_file(resolve_config_path("grpo_toy_tiny")))
     named = validate_config(_grpo_toy({"name": "toolcalc"}))
     same, expected = named.env.model_dump(), shipped.env.model_dump()  # type: ignore[attr-defined]
     for key in ("tasks", "demonstrations"):  # the job's names re-export the environment's functions
@@ -217,7 +217,7 @@ def test_an_unknown_name_exits_2_with_a_suggestion(tmp_path: Path, capsys: pytes
 
     config = tmp_path / "typo.yaml"
     config.write_text(yaml.safe_dump(_grpo_toy({"name": "toolcalk"})))
-    for argv in (["run", str(config)], ["run", "grpo_toy", "env.name=toolcalk"]):
+    for argv in (["run", str(config)], ["run", "grpo_toy_tiny", "env.name=toolcalk"]):
         with pytest.raises(SystemExit) as exit_info:
             main(argv)
         out, err = capsys.readouterr()

@@ -36,8 +36,8 @@ def client() -> Iterator[OpenAI]:
 
 def test_models_list_and_retrieve(client: OpenAI) -> None:
     models = client.models.list()
-    assert [model.id for model in models.data] == ["grpo_toy"]
-    assert client.models.retrieve("grpo_toy").owned_by == "raygent"
+    assert [model.id for model in models.data] == ["grpo_toy_tiny"]
+    assert client.models.retrieve("grpo_toy_tiny").owned_by == "raygent"
     with pytest.raises(openai.NotFoundError, match="model 'gpt-4o' does not exist here"):
         client.models.retrieve("gpt-4o")
     with pytest.raises(openai.NotFoundError, match="does not exist here"):
@@ -45,8 +45,8 @@ def test_models_list_and_retrieve(client: OpenAI) -> None:
 
 
 def test_plain_completion(client: OpenAI) -> None:
-    answer = client.chat.completions.create(model="grpo_toy", messages=QUESTION, max_tokens=6, temperature=0)  # type: ignore[arg-type]
-    assert answer.object == "chat.completion" and answer.model == "grpo_toy"
+    answer = client.chat.completions.create(model="grpo_toy_tiny", messages=QUESTION, max_tokens=6, temperature=0)  # type: ignore[arg-type]
+    assert answer.object == "chat.completion" and answer.model == "grpo_toy_tiny"
     assert len(answer.choices) == 1 and answer.choices[0].message.role == "assistant"
     assert isinstance(answer.choices[0].message.content, str)
     assert answer.choices[0].finish_reason in {"stop", "length"}
@@ -55,7 +55,7 @@ def test_plain_completion(client: OpenAI) -> None:
 
 
 def test_streamed_chunks_arrive_and_join_to_the_plain_answer(client: OpenAI) -> None:
-    kwargs = {"model": "grpo_toy", "messages": QUESTION, "max_tokens": 12, "temperature": 0}
+    kwargs = {"model": "grpo_toy_tiny", "messages": QUESTION, "max_tokens": 12, "temperature": 0}
     plain = client.chat.completions.create(**kwargs)  # type: ignore[call-overload]
     stream = client.chat.completions.create(**kwargs, stream=True, stream_options={"include_usage": True})  # type: ignore[call-overload]
     chunks = list(stream)
@@ -70,7 +70,7 @@ def test_streamed_chunks_arrive_and_join_to_the_plain_answer(client: OpenAI) -> 
 
 def test_n_2_gives_two_choices_and_logprobs(client: OpenAI) -> None:
     answer = client.chat.completions.create(
-        model="grpo_toy",
+        model="grpo_toy_tiny",
         messages=QUESTION,
         max_tokens=8,
         n=2,
@@ -84,7 +84,7 @@ def test_n_2_gives_two_choices_and_logprobs(client: OpenAI) -> None:
     assert answer.usage is not None
     assert answer.usage.completion_tokens == sum(len(c.logprobs.content) for c in answer.choices)  # type: ignore[union-attr,arg-type]
     with pytest.raises(openai.BadRequestError, match="top_logprobs: only 0"):
-        client.chat.completions.create(model="grpo_toy", messages=QUESTION, logprobs=True, top_logprobs=3)  # type: ignore[arg-type]
+        client.chat.completions.create(model="grpo_toy_tiny", messages=QUESTION, logprobs=True, top_logprobs=3)  # type: ignore[arg-type]
 
 
 def test_tool_result_turn_developer_role_and_names(client: OpenAI) -> None:
@@ -100,7 +100,7 @@ def test_tool_result_turn_developer_role_and_names(client: OpenAI) -> None:
         },
         {"role": "tool", "tool_call_id": "call_1", "content": "5"},
     ]
-    answer = client.chat.completions.create(model="grpo_toy", messages=messages, max_tokens=6)  # type: ignore[arg-type]
+    answer = client.chat.completions.create(model="grpo_toy_tiny", messages=messages, max_tokens=6)  # type: ignore[arg-type]
     assert answer.choices[0].message.role == "assistant" and answer.usage is not None
 
 
@@ -108,30 +108,30 @@ def test_content_parts_read_as_their_text(client: OpenAI) -> None:
     parts = [{"type": "text", "text": "What is"}, {"type": "text", "text": "2+3?"}]
     joined = [{"role": "user", "content": "What is\n2+3?"}]
     as_parts = client.chat.completions.create(
-        model="grpo_toy",
+        model="grpo_toy_tiny",
         messages=[{"role": "user", "content": parts}],
         max_tokens=8,
         temperature=0,  # type: ignore[arg-type,misc]
     )
-    as_text = client.chat.completions.create(model="grpo_toy", messages=joined, max_tokens=8, temperature=0)  # type: ignore[arg-type]
+    as_text = client.chat.completions.create(model="grpo_toy_tiny", messages=joined, max_tokens=8, temperature=0)  # type: ignore[arg-type]
     assert as_parts.choices[0].message.content == as_text.choices[0].message.content
     image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
     with pytest.raises(openai.BadRequestError, match=r"content part type 'image_url' is not supported"):
-        client.chat.completions.create(model="grpo_toy", messages=[{"role": "user", "content": [image]}])  # type: ignore[arg-type,misc]
+        client.chat.completions.create(model="grpo_toy_tiny", messages=[{"role": "user", "content": [image]}])  # type: ignore[arg-type,misc]
 
 
 def test_an_over_long_prompt_is_refused_naming_the_limit(client: OpenAI) -> None:
     with pytest.raises(openai.BadRequestError, match=r"context is 4096 tokens; the prompt alone is \d+ tokens") as info:
-        client.chat.completions.create(model="grpo_toy", messages=[{"role": "user", "content": "7 " * 30_000}])  # type: ignore[arg-type]
+        client.chat.completions.create(model="grpo_toy_tiny", messages=[{"role": "user", "content": "7 " * 30_000}])  # type: ignore[arg-type]
     assert info.value.code == "context_length_exceeded"
     with pytest.raises(openai.BadRequestError, match=r"max_tokens asks for 4090 more"):
-        client.chat.completions.create(model="grpo_toy", messages=QUESTION, max_tokens=4090)  # type: ignore[arg-type]
+        client.chat.completions.create(model="grpo_toy_tiny", messages=QUESTION, max_tokens=4090)  # type: ignore[arg-type]
 
 
 def test_same_seed_same_answer_under_10_concurrent_requests(client: OpenAI) -> None:
     def ask(seed: int) -> str:
         answer = client.chat.completions.create(
-            model="grpo_toy",
+            model="grpo_toy_tiny",
             messages=QUESTION,
             max_tokens=16,
             temperature=1.0,
@@ -149,11 +149,11 @@ def test_same_seed_same_answer_under_10_concurrent_requests(client: OpenAI) -> N
 def test_unsupported_fields_are_refused_in_openai_format(client: OpenAI) -> None:
     tool = {"type": "function", "function": {"name": "calc", "parameters": {"type": "object"}}}
     with pytest.raises(openai.BadRequestError, match="tools: not supported") as info:
-        client.chat.completions.create(model="grpo_toy", messages=QUESTION, tools=[tool])  # type: ignore[arg-type,list-item]
+        client.chat.completions.create(model="grpo_toy_tiny", messages=QUESTION, tools=[tool])  # type: ignore[arg-type,list-item]
     assert info.value.param == "tools"
     with pytest.raises(openai.BadRequestError, match="response_format: only"):
         client.chat.completions.create(
-            model="grpo_toy",
+            model="grpo_toy_tiny",
             messages=QUESTION,
             response_format={"type": "json_object"},  # type: ignore[arg-type]
         )
@@ -165,16 +165,16 @@ def test_raygent_serve_on_ray_serve_speaks_openai() -> None:
     """The same routes through `raygent serve` (a Ray Serve deployment building the app on its replica)."""
     with served(agent_run(), wait_s=300) as base:
         client = OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0, timeout=120)
-        assert [model.id for model in client.models.list().data] == ["grpo_toy"]
-        kwargs = {"model": "grpo_toy", "messages": QUESTION, "max_tokens": 6, "temperature": 0}
+        assert [model.id for model in client.models.list().data] == ["grpo_toy_tiny"]
+        kwargs = {"model": "grpo_toy_tiny", "messages": QUESTION, "max_tokens": 6, "temperature": 0}
         plain = client.chat.completions.create(**kwargs)  # type: ignore[call-overload]
         chunks = list(client.chat.completions.create(**kwargs, stream=True))  # type: ignore[call-overload]
         assert chunks[0].choices[0].delta.role == "assistant"
         assert "".join(chunk.choices[0].delta.content or "" for chunk in chunks) == plain.choices[0].message.content
         assert chunks[-1].choices[0].finish_reason == plain.choices[0].finish_reason
-        nan = b'{"model": "grpo_toy", "messages": [{"role": "user", "content": "hi"}], "temperature": NaN}'
+        nan = b'{"model": "grpo_toy_tiny", "messages": [{"role": "user", "content": "hi"}], "temperature": NaN}'
         status, answer = post(f"{base}/v1/chat/completions", nan)
         assert status == 422 and answer["error"]["param"] == "temperature", answer
         with pytest.raises(openai.BadRequestError, match=r"context is 4096 tokens"):
-            client.chat.completions.create(model="grpo_toy", messages=[{"role": "user", "content": "7 " * 30_000}])  # type: ignore[arg-type]
+            client.chat.completions.create(model="grpo_toy_tiny", messages=[{"role": "user", "content": "7 " * 30_000}])  # type: ignore[arg-type]
         assert post(f"{base}/v1/act", {"task": {"instruction": "2+3?"}, "observation": {"text": "2+3?"}})[0] == 200

@@ -1,4 +1,4 @@
-"""`raygent run grpo_toy` end to end on the embedded cluster: killed mid-run and resumed without repeating or
+"""`raygent run grpo_toy_tiny` end to end on the embedded cluster: killed mid-run and resumed without repeating or
 skipping a task batch; then `raygent serve` on the run answers /v1/act and /v1/chat/completions, with 422 and
 413 for bad requests, and `raygent eval` on the run reproduces its held-out success."""
 
@@ -38,9 +38,9 @@ SMALL = [
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A grpo_toy run killed after GRPO step 3 (checkpoint at step 2) and resumed to the end."""
+    """A grpo_toy_tiny run killed after GRPO step 3 (checkpoint at step 2) and resumed to the end."""
     directory = tmp_path_factory.mktemp("grpo") / "run"
-    run_killed_at_grpo_step("grpo_toy", SMALL, directory, 3)
+    run_killed_at_grpo_step("grpo_toy_tiny", SMALL, directory, 3)
     assert (directory / "checkpoints" / "LATEST").read_text().strip() == "grpo_000002"
     done = raygent("run", "--resume", str(directory), timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -66,7 +66,7 @@ def test_resumed_run_trains_every_task_batch_exactly_once(run_dir: Path) -> None
     for key in ("timing/generate", "timing/learn", "timing/sync", "rollout/tokens_per_s", "rollout/reward"):
         assert all(key in r for r in grpo), key
     summary = json.loads((run_dir / "summary.json").read_text())
-    assert summary["job"] == "grpo_toy" and summary["steps"] == STEPS
+    assert summary["job"] == "grpo_toy_tiny" and summary["steps"] == STEPS
     assert 0.0 <= summary["before_success"] <= 1.0 and 0.0 <= summary["after_success"] <= 1.0
     assert (run_dir / "curve.png").stat().st_size > 1000 and (run_dir / "report.html").is_file()
     assert any((run_dir / "tensorboard").iterdir())
@@ -126,7 +126,7 @@ def test_two_learner_workers_train_and_resume_after_a_kill(tmp_path: Path) -> No
     from raygent.policies.loading import load_policy
 
     directory = tmp_path / "run"
-    run_killed_at_grpo_step("grpo_toy", [*SMALL, "learner.num_workers=2"], directory, 3)
+    run_killed_at_grpo_step("grpo_toy_tiny", [*SMALL, "learner.num_workers=2"], directory, 3)
     assert (directory / "checkpoints" / "LATEST").read_text().strip() == "grpo_000002"
     done = raygent("run", "--resume", str(directory), timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -206,7 +206,7 @@ def test_every_seam_changes_a_run(model_dir: Path, tmp_path: Path) -> None:
     ],
 )
 def test_a_bad_plugin_name_exits_2_naming_the_key(override: str, key: str, tmp_path: Path) -> None:
-    result = raygent("run", "grpo_toy", override, "--out", str(tmp_path / "run"), timeout=120)
+    result = raygent("run", "grpo_toy_tiny", override, "--out", str(tmp_path / "run"), timeout=120)
     assert result.returncode == 2, result.stdout + result.stderr
     assert key in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "run").exists()

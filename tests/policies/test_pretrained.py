@@ -105,7 +105,7 @@ def test_policy_settings_reject_an_unloadable_model(tmp_path: Path) -> None:
 
 
 def test_a_job_config_names_the_bad_policy_model() -> None:
-    assert load_config("grpo_toy", [f"policy.model={PRESET}"]).policy.model == PRESET
+    assert load_config("grpo_toy").policy.model == PRESET  # the job's default (grpo_toy_tiny builds its own)
     with pytest.raises(ConfigError, match=r"policy\.model.*'not-a-model' is neither a pretrained preset"):
         load_config("grpo_toy", ["policy.model=not-a-model"])
 
