@@ -1,5 +1,6 @@
-// A UI kit of functions: menu bar from ui.json, keyboard shortcuts, an in-page context menu and modal dialogs
-// built from field lists. Served at /common/menus.js; the image editor and the slide editor import it.
+// The suite's menu kit, functions over the seed's ui.json: the menu bar (items may be checkable, `syncMenuChecks`),
+// keyboard shortcuts, an in-page context menu (spec commands, optionally after ad-hoc items) and modal dialogs built
+// from field lists. Served at /common/menus.js; the image editor, the slide editor and the media player import it.
 
 /** Fetch the seed's UI spec (`ui.json?seed=N`, same query string as the page). */
 export async function loadSpec() {
@@ -9,8 +10,12 @@ export async function loadSpec() {
 }
 
 let openRoot = null;
+let hovered = null; // the menu a hover opened, which the click that follows keeps open
+let checkable = {}; // command id -> (state) => checked, for `menuitemcheckbox` items
 
-function closeMenus() {
+/** Close the open menu of the bar and the context menu. */
+export function closeMenus() {
+  closeContextMenu();
   if (!openRoot) return;
   openRoot.querySelector('[role="menu"]').hidden = true;
   openRoot.querySelector('button[aria-haspopup]').setAttribute('aria-expanded', 'false');
@@ -26,13 +31,13 @@ function openMenu(root) {
 }
 
 function shortcutText(chord) {
-  return chord.replace('Control', 'Ctrl').replace(/\+([a-z])$/, (m, k) => '+' + k.toUpperCase());
+  return chord.replace('Control', 'Ctrl').replace('Arrow', '').replace(/\+([a-z])$/, (m, k) => '+' + k.toUpperCase());
 }
 
 function menuItem(id, command, run) {
   const item = document.createElement('button');
   item.type = 'button';
-  item.setAttribute('role', 'menuitem');
+  item.setAttribute('role', id in checkable ? 'menuitemcheckbox' : 'menuitem');
   item.dataset.command = id;
   item.setAttribute('aria-label', command.label);
   const label = document.createElement('span');
@@ -55,8 +60,10 @@ function menuItem(id, command, run) {
   return item;
 }
 
-/** One `button[aria-haspopup=menu]` per menu, each opening a `role=menu` of `role=menuitem` buttons. */
-export function buildMenubar(container, spec, run) {
+/** One `button[aria-haspopup=menu]` per menu, each opening a `role=menu` of `role=menuitem` buttons;
+ * `checkable` (command id -> (state) => checked) makes those commands' items `menuitemcheckbox`es. */
+export function buildMenubar(container, spec, run, { checkable: checks = {} } = {}) {
+  checkable = checks;
   container.setAttribute('role', 'menubar');
   container.replaceChildren();
   for (const menuName of spec.menus) {
@@ -76,13 +83,27 @@ export function buildMenubar(container, spec, run) {
     for (const id of ids) list.append(menuItem(id, spec.commands[id], run));
     button.addEventListener('click', (event) => {
       event.stopPropagation();
-      if (openRoot === root) closeMenus(); else openMenu(root);
+      if (hovered === root) hovered = null;
+      else if (openRoot === root) closeMenus();
+      else openMenu(root);
     });
-    button.addEventListener('mouseenter', () => { if (openRoot && openRoot !== root) openMenu(root); });
+    button.addEventListener('mouseenter', () => {
+      if (openRoot && openRoot !== root) { openMenu(root); hovered = root; }
+    });
+    button.addEventListener('mouseleave', () => { if (hovered === root) hovered = null; });
     root.append(button, list);
     container.append(root);
   }
   document.addEventListener('click', () => { closeMenus(); closeContextMenu(); });
+}
+
+/** Mark the checkable items (of the bar and the context menu) with the app's state. */
+export function syncMenuChecks(state) {
+  for (const [id, checked] of Object.entries(checkable)) {
+    for (const item of document.querySelectorAll(`[role="menuitemcheckbox"][data-command="${id}"]`)) {
+      item.setAttribute('aria-checked', String(Boolean(checked(state))));
+    }
+  }
 }
 
 // ---- keyboard shortcuts -------------------------------------------------------------------------------------
@@ -90,7 +111,7 @@ export function buildMenubar(container, spec, run) {
 function parseChord(chord) {
   const parts = chord.split('+');
   const key = parts.pop();
-  return { key: key.length === 1 ? key.toLowerCase() : key.toLowerCase(), mods: new Set(parts) };
+  return { key: key === 'Space' ? ' ' : key.toLowerCase(), mods: new Set(parts) };
 }
 
 function eventMatches(event, chord) {
@@ -107,14 +128,14 @@ function isTextTarget(element) {
 }
 
 /** Bind the spec's shortcuts. Plain keys (no Control/Alt/F-key) are left to text fields that have focus;
- * nothing fires while a dialog is open. */
+ * nothing fires while a dialog is open (this kit's or one of the page's own `role=dialog`s). */
 export function bindShortcuts(spec, run) {
   document.addEventListener('keydown', (event) => {
     if (event.key === 'Escape') {
       if (dialogState.close) { event.preventDefault(); dialogState.close(null); return; }
       if (openRoot || contextMenu) { closeMenus(); closeContextMenu(); return; }
     }
-    if (dialogState.close) return;
+    if (dialogState.close || document.querySelector('[role="dialog"]')) return;
     for (const [id, command] of Object.entries(spec.commands)) {
       if (!command.shortcut || !eventMatches(event, command.shortcut)) continue;
       const plain = !event.ctrlKey && !event.altKey && !event.metaKey && !/^F\d+$/.test(event.key);
@@ -137,17 +158,23 @@ export function closeContextMenu() {
   contextMenu = null;
 }
 
-/** Show a context menu of spec commands at viewport point (x, y). */
-export function openContextMenu(x, y, ids, spec, run) {
+/** Show a context menu of spec commands at viewport point (x, y), after the `extra` items (`{label, action}`:
+ * ones that are no command of the spec). */
+export function openContextMenu(x, y, ids, spec, run, extra = []) {
   closeMenus();
   closeContextMenu();
   const menu = document.createElement('div');
   menu.setAttribute('role', 'menu');
   menu.setAttribute('aria-label', 'Context menu');
   menu.className = 'context-menu';
+  for (const { label, action } of extra) {
+    menu.append(menuItem(label, { label }, () => action()));
+    delete menu.lastChild.dataset.command;
+  }
   for (const id of ids) if (spec.commands[id]) menu.append(menuItem(id, spec.commands[id], run));
+  const rows = ids.length + extra.length;
   menu.style.left = Math.min(x, innerWidth - 220) + 'px';
-  menu.style.top = Math.min(y, innerHeight - 30 * ids.length - 10) + 'px';
+  menu.style.top = Math.min(y, innerHeight - 30 * rows - 10) + 'px';
   document.body.append(menu);
   contextMenu = menu;
 }
