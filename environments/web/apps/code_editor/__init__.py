@@ -1,6 +1,6 @@
 """Codex Studio, the suite's code editor: a file explorer, tabs, a textarea editor with line numbers, a
 find/replace widget, a console that runs the editor's own small language (Mini, `interpreter.js`), settings,
-and a command palette. The page is `index.html` + ES modules (`app.js` wires `../common/shell.js`, `workspace.js`,
+and a command palette. The page is `index.html` + ES modules (`app.js` wires `../common/menus.js` (the `Shell` front of the menu kit), `workspace.js`,
 `findwidget.js`, `editing.js`, `interpreter.js`, `palette.js`); `commands.py` lists its menu commands and
 `tasks.py` its task templates (imported here so they register).
 """
