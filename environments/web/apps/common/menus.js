@@ -133,6 +133,11 @@ function isTextTarget(element) {
   return tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT' || element.isContentEditable;
 }
 
+/** Whether one of the page's own `role=dialog`s is shown (a hidden one, such as a slide show's overlay, is not). */
+function dialogShown() {
+  return [...document.querySelectorAll('[role="dialog"]')].some((dialog) => !dialog.closest('[hidden]'));
+}
+
 /** Bind the spec's shortcuts. Plain keys (no Control/Alt/F-key) are left to text fields that have focus;
  * nothing fires while a dialog is open (this kit's or one of the page's own `role=dialog`s). */
 export function bindShortcuts(spec, run) {
@@ -143,7 +148,7 @@ export function bindShortcuts(spec, run) {
       if (dialogState.close) { event.preventDefault(); dialogState.close(null); return; }
       if (openRoot || contextMenu) { closeMenus(); closeContextMenu(); return; }
     }
-    if (dialogState.close || document.querySelector('[role="dialog"]')) return;
+    if (dialogState.close || dialogShown()) return;
     for (const [id, matches] of Object.entries(matchers)) {
       if (!matches(event)) continue;
       const plain = !event.ctrlKey && !event.altKey && !event.metaKey && !/^F\d+$/.test(event.key);
