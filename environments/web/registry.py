@@ -3,8 +3,12 @@
 Apps are registered (issue 17.7): `WebApp` says what an app is (its templates or the package that registers
 them, its static directory or page URL, its page contract, and optionally its commands and its docs guide);
 `register_app(app)` adds one in this process, and a package adds its apps for every process through the entry
-point group `raygent.apps` (each entry a `WebApp`, or a function returning one or a list of them). The five
-built-in apps are entries of raygent's own `pyproject.toml` and are also known without it (`BUILTIN_APPS`).
+point group `raygent.apps` (each entry a `WebApp`, or a function returning one or a list of them). The suite's
+own apps (`builtin_apps()`, `BUILTIN_APPS`) are the entries of raygent's own `pyproject.toml` that name a package
+under `apps/`, in name order; where no distribution is installed, the app packages on disk (`apps/<app>/` with a
+`tasks/` package). Each app package lays out the same way: `__init__.py` (its `APP`), `tasks/{atomic,composed,long}.py`,
+`expert.py` (its scripted solvers' blocks), `commands.py`, its page (`index.html`, `*.js`, `style.css`); its guide is
+the `guide` its `APP` names.
 `BrowserEnv(app=...)`, `raygent tasks`, the RLlib wrapper and the agent jobs take an app by name from here.
 
 A task is `<app>/<template>/<seed>`: the template's parameters are drawn by `WebTask.sample` from
@@ -39,10 +43,38 @@ from raygent.platform.contracts import Task
 
 ENTRY_POINT_GROUP = "raygent.apps"
 """The package entry point group of web apps (`[project.entry-points."raygent.apps"]` in a `pyproject.toml`)."""
-BUILTIN_APPS = ("code_editor", "image_editor", "word_processor", "slide_editor", "media_player")
+APPS_DIR = Path(__file__).resolve().parent / "apps"
+APPS_PACKAGE = f"{__package__}.apps"
+"""The package of the suite's own apps: `APPS_PACKAGE.<app>` is one (its `APP` the entry point's target)."""
+
+
+def _entry_points() -> dict[str, Any]:
+    return {entry.name: entry for entry in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _on_disk(name: str) -> bool:
+    """Whether `apps/<name>/` is an app package (an `__init__.py` and a `tasks/` package; `common/` is not one)."""
+    return (APPS_DIR / name / "__init__.py").is_file() and (APPS_DIR / name / "tasks" / "__init__.py").is_file()
+
+
+def builtin_apps() -> tuple[str, ...]:
+    """The suite's own apps, in name order: the `raygent.apps` entry points whose target is a package under
+    `APPS_PACKAGE` and is on disk; where no such entry point is installed (raygent used from a source tree), every
+    app package on disk."""
+    own = [
+        name
+        for name, entry in _entry_points().items()
+        if entry.value.partition(":")[0] == f"{APPS_PACKAGE}.{name}" and _on_disk(name)
+    ]
+    if not own:
+        own = [path.name for path in APPS_DIR.iterdir() if path.is_dir() and _on_disk(path.name)]
+    return tuple(sorted(own))
+
+
+BUILTIN_APPS = builtin_apps()
+"""`builtin_apps()` when this module was imported."""
 APPS = BUILTIN_APPS
 """The suite's own apps (kept under its old name)."""
-APPS_DIR = Path(__file__).resolve().parent / "apps"
 
 
 class WebApp(BaseModel):
@@ -123,14 +155,15 @@ def _goal_at_reset(env: Any, task_id: str) -> str:
     return str(observation["goal"]).strip() or "(the page shows no goal at reset)"
 
 
-def builtin_app(name: str) -> WebApp:
-    """The `WebApp` of one of the suite's own apps (served from `apps/`, so no `static_dir`)."""
-    package = f"raygent.environments.web.apps.{name}"
+def builtin_app(name: str, guide: str | None = None) -> WebApp:
+    """The `WebApp` of one of the suite's own apps (served from `apps/`, so no `static_dir`): its package
+    `APPS_PACKAGE.<name>`, its `commands.py`'s `COMMANDS` and its guide (default: the docs' `guides/<name>.py`)."""
+    package = f"{APPS_PACKAGE}.{name}"
     return WebApp(
         name=name,
         package=package,
         commands=f"{package}.commands:COMMANDS",
-        guide=f"raygent.environments.web.docs.guides.{name}:GUIDE",
+        guide=guide or f"{__package__}.docs.guides.{name}:GUIDE",
     )
 
 
@@ -160,10 +193,6 @@ def register_app(app: WebApp, replace: bool = False) -> WebApp:
     return app
 
 
-def _entry_points() -> dict[str, Any]:
-    return {entry.name: entry for entry in entry_points(group=ENTRY_POINT_GROUP)}
-
-
 def _load_entry(entry: Any) -> list[WebApp]:
     value = entry.load()
     value = value() if callable(value) and not isinstance(value, WebApp) else value
@@ -174,17 +203,17 @@ def _load_entry(entry: Any) -> list[WebApp]:
 
 
 def app_names() -> tuple[str, ...]:
-    """The apps known now: the built-in ones on disk, then the entry points', then those registered here."""
-    names = [app for app in BUILTIN_APPS if (APPS_DIR / app / "__init__.py").is_file()]
+    """The apps known now: the suite's own, then the other entry points', then those registered here."""
+    names = list(available_apps())
     names += [name for name in _entry_points() if name not in names]
     names += [name for name in _REGISTERED if name not in names]
     return tuple(names)
 
 
 def available_apps() -> tuple[str, ...]:
-    """The suite's own apps on disk, in `BUILTIN_APPS` order: the default pool of `BrowserEnv(app=None)`,
+    """The suite's own apps (`BUILTIN_APPS`, those still on disk): the default pool of `BrowserEnv(app=None)`,
     `list_tasks()` and the agent jobs (others are taken by name)."""
-    return tuple(app for app in BUILTIN_APPS if (APPS_DIR / app / "__init__.py").is_file())
+    return tuple(app for app in BUILTIN_APPS if _on_disk(app))
 
 
 def env_id(app: str) -> str:
@@ -202,8 +231,8 @@ def get_app(name: str) -> WebApp:
             register_app(app)
         if name in _REGISTERED:
             return _REGISTERED[name]
-    if name in BUILTIN_APPS and (APPS_DIR / name / "__init__.py").is_file():
-        return register_app(builtin_app(name))
+    if name in available_apps():
+        return register_app(importlib.import_module(f"{APPS_PACKAGE}.{name}").APP)
     raise KeyError(f"unknown app {name!r}; apps: {', '.join(app_names())}")
 
 

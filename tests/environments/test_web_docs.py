@@ -16,7 +16,6 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from raygent.environments.web.docs import markup, search, urls
-from raygent.environments.web.docs.guides import GUIDES
 from raygent.environments.web.docs.markup import expand
 from raygent.environments.web.docs.model import PLACEHOLDER
 from raygent.environments.web.docs.pages import commands_of, site
@@ -30,11 +29,14 @@ from raygent.environments.web.docs.urls import (
     target_url_inclusion,
     visited_docs,
 )
+from raygent.environments.web.registry import app_guides
 from raygent.environments.web.ui import randomize
 
 pytestmark = pytest.mark.browser
 
 SEEDS = (0, 3, 11)
+GUIDES = app_guides()
+"""app -> its guide, as the site finds them (each app's `WebApp.guide`)."""
 NAV_LINKS = 1 + len(GUIDES)
 """Links in every page's header (all applications, then one per app) before the page's own."""
 MAX_LINE = 230

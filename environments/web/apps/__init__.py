@@ -1,2 +1,4 @@
-"""The suite's apps, one subpackage each (`code_editor`, `image_editor`, `word_processor`, `slide_editor`,
-`media_player`): static files served by `server.py`, `commands.py` (the UI vocabulary) and `tasks.py`."""
+"""The suite's apps, one subpackage each, all laid out alike (`environments/web/README.md`): `__init__.py` (its
+`APP`, named by a `raygent.apps` entry point), `tasks/{atomic,composed,long}.py`, `expert.py`, `commands.py` (the
+UI vocabulary) and the page's static files served by `server.py`; `common/` is what they share. The list of apps
+is the entry points' (`registry.builtin_apps()`), not written here."""

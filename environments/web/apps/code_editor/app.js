@@ -8,7 +8,7 @@ import {renderPalette} from './palette.js';
 import * as edit from './editing.js';
 import {FindWidget} from './findwidget.js';
 import {run as runMini} from './interpreter.js';
-import {Dialogs, Shell, el, loadSpec} from '../common/shell.js';
+import {Dialogs, Shell, el, loadSpec} from '../common/menus.js';
 import {Workspace, nameProblem} from './workspace.js';
 
 const DEFAULT_SETTINGS = {tabSize: 4, insertSpaces: true, wordWrap: false, lineNumbers: true, theme: 'dark', fontSize: 14};

@@ -1,6 +1,6 @@
 /* palette.js: the code editor's command palette list. */
 
-import {el} from '../common/shell.js';
+import {el} from '../common/menus.js';
 
 /** The command palette's list: every command whose label contains the query, as `role="option"` buttons. */
 export function renderPalette(list, commands, query, run) {

@@ -3,7 +3,7 @@
    `files` is the virtual file system (what Save writes); `buffers` holds the editor text of every file opened
    in this episode, saved or not, so closing a tab keeps unsaved edits (like VS Code's hot exit). */
 
-import {el} from '../common/shell.js';
+import {el} from '../common/menus.js';
 
 const NAME = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*(\/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*$/;
 

@@ -1,5 +1,11 @@
-// A UI kit of functions: menu bar from ui.json, keyboard shortcuts, an in-page context menu and modal dialogs
-// built from field lists. Served at /common/menus.js; the image editor and the slide editor import it.
+// The suite's menu kit: the menu bar built from the seed's ui.json, keyboard shortcuts, the in-page context menu
+// and modal dialogs, for every app (served at /common/menus.js). Two fronts over one chord matcher, one shortcut
+// text and one `loadSpec`:
+// - functions (the image editor, the slide editor, the media player): `buildMenubar` (items may be checkable,
+//   `syncMenuChecks`), `bindShortcuts`, `openContextMenu` (spec commands, optionally after ad-hoc items) and
+//   `openDialog`, a modal built from a field list;
+// - `Shell` and `Dialogs` (the code editor, the word processor: text editors, whose menus keep the editor's focus
+//   and selection, and whose dialogs are declared in the page's HTML, `#dialog-<name>`), with `el`.
 
 /** Fetch the seed's UI spec (`ui.json?seed=N`, same query string as the page). */
 export async function loadSpec() {
@@ -9,8 +15,12 @@ export async function loadSpec() {
 }
 
 let openRoot = null;
+let hovered = null; // the menu a hover opened, which the click that follows keeps open
+let checkable = {}; // command id -> (state) => checked, for `menuitemcheckbox` items
 
-function closeMenus() {
+/** Close the open menu of the bar and the context menu. */
+export function closeMenus() {
+  closeContextMenu();
   if (!openRoot) return;
   openRoot.querySelector('[role="menu"]').hidden = true;
   openRoot.querySelector('button[aria-haspopup]').setAttribute('aria-expanded', 'false');
@@ -26,13 +36,13 @@ function openMenu(root) {
 }
 
 function shortcutText(chord) {
-  return chord.replace('Control', 'Ctrl').replace(/\+([a-z])$/, (m, k) => '+' + k.toUpperCase());
+  return chord.replace('Control', 'Ctrl').replace('Arrow', '').replace(/\+([a-z])$/, (m, k) => '+' + k.toUpperCase());
 }
 
 function menuItem(id, command, run) {
   const item = document.createElement('button');
   item.type = 'button';
-  item.setAttribute('role', 'menuitem');
+  item.setAttribute('role', id in checkable ? 'menuitemcheckbox' : 'menuitem');
   item.dataset.command = id;
   item.setAttribute('aria-label', command.label);
   const label = document.createElement('span');
@@ -55,8 +65,10 @@ function menuItem(id, command, run) {
   return item;
 }
 
-/** One `button[aria-haspopup=menu]` per menu, each opening a `role=menu` of `role=menuitem` buttons. */
-export function buildMenubar(container, spec, run) {
+/** One `button[aria-haspopup=menu]` per menu, each opening a `role=menu` of `role=menuitem` buttons;
+ * `checkable` (command id -> (state) => checked) makes those commands' items `menuitemcheckbox`es. */
+export function buildMenubar(container, spec, run, { checkable: checks = {} } = {}) {
+  checkable = checks;
   container.setAttribute('role', 'menubar');
   container.replaceChildren();
   for (const menuName of spec.menus) {
@@ -76,28 +88,43 @@ export function buildMenubar(container, spec, run) {
     for (const id of ids) list.append(menuItem(id, spec.commands[id], run));
     button.addEventListener('click', (event) => {
       event.stopPropagation();
-      if (openRoot === root) closeMenus(); else openMenu(root);
+      if (hovered === root) hovered = null;
+      else if (openRoot === root) closeMenus();
+      else openMenu(root);
     });
-    button.addEventListener('mouseenter', () => { if (openRoot && openRoot !== root) openMenu(root); });
+    button.addEventListener('mouseenter', () => {
+      if (openRoot && openRoot !== root) { openMenu(root); hovered = root; }
+    });
+    button.addEventListener('mouseleave', () => { if (hovered === root) hovered = null; });
     root.append(button, list);
     container.append(root);
   }
   document.addEventListener('click', () => { closeMenus(); closeContextMenu(); });
 }
 
-// ---- keyboard shortcuts -------------------------------------------------------------------------------------
-
-function parseChord(chord) {
-  const parts = chord.split('+');
-  const key = parts.pop();
-  return { key: key.length === 1 ? key.toLowerCase() : key.toLowerCase(), mods: new Set(parts) };
+/** Mark the checkable items (of the bar and the context menu) with the app's state. */
+export function syncMenuChecks(state) {
+  for (const [id, checked] of Object.entries(checkable)) {
+    for (const item of document.querySelectorAll(`[role="menuitemcheckbox"][data-command="${id}"]`)) {
+      item.setAttribute('aria-checked', String(Boolean(checked(state))));
+    }
+  }
 }
 
-function eventMatches(event, chord) {
-  const { key, mods } = parseChord(chord);
-  const pressed = event.key.length === 1 ? event.key.toLowerCase() : event.key.toLowerCase();
-  return pressed === key && event.ctrlKey === mods.has('Control') && event.altKey === mods.has('Alt')
-    && event.shiftKey === mods.has('Shift') && event.metaKey === mods.has('Meta');
+// ---- keyboard shortcuts -------------------------------------------------------------------------------------
+
+/** A chord in Playwright notation (`Control+Shift+P`, `Space`, `Alt+ArrowUp`) as a matcher for keydown events:
+ * the modifiers exactly, the key by `event.key` (any case) or by `event.code` (`KeyP`, `Digit1`). */
+function chordMatcher(chord) {
+  const parts = chord.split('+');
+  const last = parts.pop();
+  const key = last === 'Space' ? ' ' : last.toLowerCase();
+  const mods = new Set(parts.map((part) => part.toLowerCase()));
+  return (event) =>
+    event.ctrlKey === mods.has('control') && event.altKey === mods.has('alt')
+    && event.shiftKey === mods.has('shift') && event.metaKey === mods.has('meta')
+    && (event.key.toLowerCase() === key || event.code.toLowerCase() === `key${key}`
+      || event.code.toLowerCase() === `digit${key}`);
 }
 
 function isTextTarget(element) {
@@ -106,17 +133,24 @@ function isTextTarget(element) {
   return tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT' || element.isContentEditable;
 }
 
+/** Whether one of the page's own `role=dialog`s is shown (a hidden one, such as a slide show's overlay, is not). */
+function dialogShown() {
+  return [...document.querySelectorAll('[role="dialog"]')].some((dialog) => !dialog.closest('[hidden]'));
+}
+
 /** Bind the spec's shortcuts. Plain keys (no Control/Alt/F-key) are left to text fields that have focus;
- * nothing fires while a dialog is open. */
+ * nothing fires while a dialog is open (this kit's or one of the page's own `role=dialog`s). */
 export function bindShortcuts(spec, run) {
+  const matchers = Object.fromEntries(
+    Object.entries(spec.commands).filter(([, c]) => c.shortcut).map(([id, c]) => [id, chordMatcher(c.shortcut)]));
   document.addEventListener('keydown', (event) => {
     if (event.key === 'Escape') {
       if (dialogState.close) { event.preventDefault(); dialogState.close(null); return; }
       if (openRoot || contextMenu) { closeMenus(); closeContextMenu(); return; }
     }
-    if (dialogState.close) return;
-    for (const [id, command] of Object.entries(spec.commands)) {
-      if (!command.shortcut || !eventMatches(event, command.shortcut)) continue;
+    if (dialogState.close || dialogShown()) return;
+    for (const [id, matches] of Object.entries(matchers)) {
+      if (!matches(event)) continue;
       const plain = !event.ctrlKey && !event.altKey && !event.metaKey && !/^F\d+$/.test(event.key);
       if (plain && isTextTarget(document.activeElement)) return;
       event.preventDefault();
@@ -137,17 +171,23 @@ export function closeContextMenu() {
   contextMenu = null;
 }
 
-/** Show a context menu of spec commands at viewport point (x, y). */
-export function openContextMenu(x, y, ids, spec, run) {
+/** Show a context menu of spec commands at viewport point (x, y), after the `extra` items (`{label, action}`:
+ * ones that are no command of the spec). */
+export function openContextMenu(x, y, ids, spec, run, extra = []) {
   closeMenus();
   closeContextMenu();
   const menu = document.createElement('div');
   menu.setAttribute('role', 'menu');
   menu.setAttribute('aria-label', 'Context menu');
   menu.className = 'context-menu';
+  for (const { label, action } of extra) {
+    menu.append(menuItem(label, { label }, () => action()));
+    delete menu.lastChild.dataset.command;
+  }
   for (const id of ids) if (spec.commands[id]) menu.append(menuItem(id, spec.commands[id], run));
+  const rows = ids.length + extra.length;
   menu.style.left = Math.min(x, innerWidth - 220) + 'px';
-  menu.style.top = Math.min(y, innerHeight - 30 * ids.length - 10) + 'px';
+  menu.style.top = Math.min(y, innerHeight - 30 * rows - 10) + 'px';
   document.body.append(menu);
   contextMenu = menu;
 }
@@ -282,4 +322,243 @@ export function openDialog({ title, fields, okLabel = 'OK', validate, extra }) {
     const first = form.querySelector('input:not([type=checkbox]), select');
     if (first) first.focus();
   });
+}
+
+// ---- the Shell front: a class per app, dialogs declared in the page's HTML --------------------------------------
+
+/** Create an element with attributes and children (strings become text). */
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === false || value === null || value === undefined) continue;
+    if (key === 'class') node.className = value;
+    else if (key === 'text') node.textContent = value;
+    else node.setAttribute(key, value === true ? '' : String(value));
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+/**
+ * The menu bar, shortcuts and context menu of one app.
+ * `run(commandId, origin)` executes a command; origin is 'menu', 'shortcut' or 'context'.
+ */
+export class Shell {
+  constructor(spec, run) {
+    this.spec = spec;
+    this.run = run;
+    this.openMenu = null;
+    this.contextMenu = null;
+    this.shortcuts = Object.entries(spec.commands)
+      .filter(([, c]) => c.shortcut)
+      .map(([id, c]) => ({id, matches: chordMatcher(c.shortcut)}));
+  }
+
+  label(id) {
+    return this.spec.commands[id].label;
+  }
+
+  /** One menu item button for a command. */
+  item(id) {
+    const command = this.spec.commands[id];
+    const button = el('button', {type: 'button', role: 'menuitem', 'data-command': id, 'aria-label': command.label,
+      title: command.doc}, el('span', {class: 'item-label', text: command.label}));
+    if (command.shortcut) button.append(el('span', {class: 'shortcut', 'aria-hidden': 'true', text: shortcutText(command.shortcut)}));
+    button.addEventListener('mousedown', (e) => e.preventDefault());
+    return button;
+  }
+
+  /** Fill `bar` with one `aria-haspopup` button per menu, each opening a `role="menu"` list. */
+  buildMenuBar(bar) {
+    bar.replaceChildren();
+    for (const menu of this.spec.menus) {
+      const ids = Object.keys(this.spec.commands).filter((id) => this.spec.commands[id].menu === menu);
+      if (!ids.length) continue;
+      const button = el('button', {type: 'button', class: 'menu-button', 'aria-haspopup': 'menu', 'aria-expanded': 'false',
+        text: menu});
+      const list = el('div', {role: 'menu', class: 'menu-list', 'aria-label': menu, hidden: true}, ...ids.map((id) => this.item(id)));
+      list.addEventListener('click', (e) => {
+        const target = e.target.closest('[data-command]');
+        if (!target) return;
+        this.closeMenus();
+        this.run(target.dataset.command, 'menu');
+      });
+      button.addEventListener('mousedown', (e) => e.preventDefault());
+      button.addEventListener('click', () => (this.openMenu && this.openMenu.list === list ? this.closeMenus() : this.showMenu(button, list)));
+      button.addEventListener('mouseenter', () => this.openMenu && this.openMenu.list !== list && this.showMenu(button, list));
+      bar.append(el('div', {class: 'menu'}, button, list));
+    }
+    document.addEventListener('mousedown', (e) => {
+      if (this.openMenu && !e.target.closest('.menu')) this.closeMenus();
+      if (this.contextMenu && !this.contextMenu.contains(e.target)) this.closeContextMenu();
+    });
+    document.addEventListener('keydown', (e) => this.onKey(e), true);
+  }
+
+  showMenu(button, list) {
+    this.closeMenus();
+    this.closeContextMenu();
+    list.hidden = false;
+    button.setAttribute('aria-expanded', 'true');
+    this.openMenu = {button, list};
+  }
+
+  closeMenus() {
+    if (!this.openMenu) return;
+    this.openMenu.list.hidden = true;
+    this.openMenu.button.setAttribute('aria-expanded', 'false');
+    this.openMenu = null;
+  }
+
+  /** A context menu at page coordinates with these commands; `null` entries become separators. */
+  showContextMenu(x, y, ids) {
+    this.closeMenus();
+    this.closeContextMenu();
+    const menu = el('div', {role: 'menu', class: 'menu-list context-menu', 'aria-label': 'Context menu'});
+    for (const id of ids) {
+      if (id === null) menu.append(el('div', {role: 'separator', class: 'separator'}));
+      else if (this.spec.commands[id]) menu.append(this.item(id));
+    }
+    menu.addEventListener('click', (e) => {
+      const target = e.target.closest('[data-command]');
+      if (!target) return;
+      this.closeContextMenu();
+      this.run(target.dataset.command, 'context');
+    });
+    document.body.append(menu);
+    const width = menu.offsetWidth;
+    const height = menu.offsetHeight;
+    menu.style.left = `${Math.max(0, Math.min(x, window.innerWidth - width - 4))}px`;
+    menu.style.top = `${Math.max(0, Math.min(y, window.innerHeight - height - 4))}px`;
+    this.contextMenu = menu;
+  }
+
+  closeContextMenu() {
+    if (!this.contextMenu) return;
+    this.contextMenu.remove();
+    this.contextMenu = null;
+  }
+
+  /** Escape closes popups first; a chord from the spec runs its command, except the text-editing chords
+      (select all, undo, clipboard) typed in a dialog's field, which act on the field. */
+  onKey(event) {
+    const inField = event.target instanceof Element && event.target.matches('input, select');
+    if (inField && event.ctrlKey && !event.altKey && /^[acvxyz]$/i.test(event.key)) return;
+    if (event.key === 'Escape' && (this.openMenu || this.contextMenu)) {
+      this.closeMenus();
+      this.closeContextMenu();
+      event.preventDefault();
+      event.stopPropagation();
+      return;
+    }
+    for (const {id, matches} of this.shortcuts) {
+      if (matches(event)) {
+        event.preventDefault();
+        event.stopPropagation();
+        this.closeMenus();
+        this.closeContextMenu();
+        this.run(id, 'shortcut');
+        return;
+      }
+    }
+  }
+
+  /** Every command (for a command palette): `[{id, label, menu}]` in spec order. */
+  commandList() {
+    return Object.entries(this.spec.commands).map(([id, c]) => ({id, label: c.label, menu: c.menu}));
+  }
+}
+
+/** Show a dialog element and focus its first field; `values` pre-fills named fields. */
+export function showDialog(dialog, values = {}) {
+  for (const [name, value] of Object.entries(values)) {
+    const field = dialog.querySelector(`[name="${name}"]`);
+    if (!field) continue;
+    if (field.type === 'checkbox') field.checked = Boolean(value);
+    else field.value = String(value);
+  }
+  for (const message of dialog.querySelectorAll('.dialog-error')) message.textContent = '';
+  dialog.hidden = false;
+  const first = dialog.querySelector('input:not([type=hidden]), select, textarea, button');
+  if (first) {
+    first.focus();
+    if (first.select) first.select();
+  }
+}
+
+/** The named fields of a dialog as a plain object (checkboxes as booleans, radios as the checked value). */
+export function dialogValues(dialog) {
+  const values = {};
+  for (const field of dialog.querySelectorAll('[name]')) {
+    if (field.type === 'checkbox') values[field.name] = field.checked;
+    else if (field.type === 'radio') {
+      if (field.checked) values[field.name] = field.value;
+    } else values[field.name] = field.value;
+  }
+  return values;
+}
+
+/** The app's modal dialogs: each an in-page `role="dialog"` element `#dialog-<name>` whose OK button (or Enter in
+    a text field) calls its handler; a handler returns an error message to keep the dialog open. */
+export class Dialogs {
+  /** `handlers`: name -> (values, context) => '' | error message; `onClose` runs after a dialog closes (to give
+      the focus back to the document). */
+  constructor(handlers, onChange, onClose = () => {}) {
+    this.handlers = handlers;
+    this.onChange = onChange;
+    this.onClose = onClose;
+    this.current = null;
+    this.context = null;
+    for (const name of Object.keys(handlers)) {
+      const dialog = this.element(name);
+      dialog.addEventListener('click', (e) => {
+        const action = e.target.closest('[data-action]')?.dataset.action;
+        if (action === 'ok') this.submit();
+        else if (action === 'cancel') this.close();
+      });
+      dialog.addEventListener('keydown', (e) => {
+        if (e.key === 'Escape') {
+          e.preventDefault();
+          this.close();
+        } else if (e.key === 'Enter' && e.target.tagName === 'INPUT' && e.target.type !== 'checkbox') {
+          e.preventDefault();
+          this.submit();
+        }
+      });
+    }
+  }
+
+  element(name) {
+    return document.getElementById(`dialog-${name}`);
+  }
+
+  open(name, values = {}, context = null) {
+    if (this.current) this.element(this.current).hidden = true;
+    this.current = name;
+    this.context = context;
+    showDialog(this.element(name), values);
+    this.onChange();
+  }
+
+  submit() {
+    if (!this.current) return;
+    const dialog = this.element(this.current);
+    const error = this.handlers[this.current](dialogValues(dialog), this.context);
+    if (error) {
+      const message = dialog.querySelector('.dialog-error');
+      if (message) message.textContent = error;
+      this.onChange();
+      return;
+    }
+    this.close();
+  }
+
+  close() {
+    if (!this.current) return;
+    this.element(this.current).hidden = true;
+    this.current = null;
+    this.context = null;
+    this.onClose();
+    this.onChange();
+  }
 }

@@ -15,14 +15,14 @@ line carries its `box=(l,t,r,b)` on the 0–1000 grid), so pixel (x, y) of a W×
 `width`, `height` and the composite's summary at export time), `dialog` (open dialog's title or null),
 `undoDepth`, `redoDepth`. Checkers recompute expected grids with `raster.py`, the Python twin of `paint.js`.
 
-Importing the package registers its task templates (`tasks`, `tasks_composed`, `tasks_long`) in
+Importing the package registers its task templates (`tasks/atomic.py`, `tasks/composed.py`, `tasks/long.py`) in
 `raygent.environments.web.task.TASKS`.
 """
 
-from raygent.environments.web.apps.image_editor import tasks, tasks_composed, tasks_long
+from raygent.environments.web.apps.image_editor import tasks
 from raygent.environments.web.registry import builtin_app
 
 APP = builtin_app("image_editor")
 """The app's registration: the `raygent.apps` entry point `image_editor` (pyproject.toml) names it."""
 
-__all__ = ["APP", "tasks", "tasks_composed", "tasks_long"]
+__all__ = ["APP", "tasks"]

@@ -2,7 +2,7 @@
 
 Each helper is a generator that yields action strings, receives the next observation text, and returns the
 latest observation (`obs = yield from run_command(obs, ui, "export")`). The generic blocks (menus, dialogs)
-come from `apps/common/solving.py`; the canvas ones are the editor's own: canvas points come from the canvas
+come from `apps/common/expert.py`; the canvas ones are the editor's own: canvas points come from the canvas
 line's `box=(l,t,r,b)` on the 0–1000 grid.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from raygent.environments.web.apps.common.solving import Steps, click, fill_dialog, look
-from raygent.environments.web.apps.common.solving import command as run_command
+from raygent.environments.web.apps.common.expert import Steps, click, fill_dialog, look
+from raygent.environments.web.apps.common.expert import command as run_command
 from raygent.environments.web.ui import UISpec
 
 __all__ = [

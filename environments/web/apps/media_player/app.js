@@ -4,7 +4,7 @@
 // duration, subtitle cues) and playback is a clock. While playing, `position` advances by the elapsed wall time
 // times `speed` (a 100 ms timer reading performance.now()); at a track's end the repeat mode decides what comes
 // next. The canvas draws a frame computed from the position. Checkers read `window.raygent.getState()`.
-import {buildMenubar, bindShortcuts, closeMenus, openContextMenu} from "./menus.js";
+import {buildMenubar, bindShortcuts, closeMenus, openContextMenu} from "../common/menus.js";
 import {openDialog, closeDialog, openDialogName} from "./dialogs.js";
 import {render, renderClock} from "./view.js";
 
@@ -143,6 +143,9 @@ const COMMANDS = {
   bookmarks: () => openDialog("bookmarks"),
 };
 
+/** The menu items that show a check: shuffle and mute, from the player's state. */
+const CHECKABLE = {shuffle: (s) => s.shuffle, mute: (s) => s.muted};
+
 /** Run a command by id (menus, shortcuts, context menus and transport buttons all come here). */
 export function run(id) {
   const command = COMMANDS[id];
@@ -204,7 +207,7 @@ async function start() {
   const response = await fetch("ui.json" + location.search);
   if (!response.ok) throw new Error(`ui.json: HTTP ${response.status}`);
   player.spec = await response.json();
-  buildMenubar(document.getElementById("menubar"), player.spec, run);
+  buildMenubar(document.getElementById("menubar"), player.spec, run, {checkable: CHECKABLE});
   bindShortcuts(player.spec, run);
   for (const button of document.querySelectorAll(".transport button[data-command]")) {
     button.addEventListener("click", () => run(button.dataset.command));
@@ -222,7 +225,7 @@ async function start() {
   video.addEventListener("dblclick", () => { player.state.fullscreen = !player.state.fullscreen; render(); });
   video.addEventListener("contextmenu", (event) => {
     event.preventDefault();
-    openContextMenu(event.clientX, event.clientY, ["play_pause", "speed", "subtitle_track", "add_bookmark"], run);
+    openContextMenu(event.clientX, event.clientY, ["play_pause", "speed", "subtitle_track", "add_bookmark"], player.spec, run);
   });
   setInterval(tick, 100);
   render();

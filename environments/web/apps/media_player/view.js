@@ -1,6 +1,6 @@
 // Rendering: the playlist, the transport bar, the status lines, the subtitle line and the video canvas.
 import {player, track, currentTrack, label, formatTime, playTrack, run} from "./app.js";
-import {openContextMenu, syncMenuChecks} from "./menus.js";
+import {openContextMenu, syncMenuChecks} from "../common/menus.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -88,7 +88,7 @@ function renderPlaylist() {
       selectRow(id);
       renderPlaylist();
       const play = {label: "Play", action: () => { playTrack(id); render(); }};
-      openContextMenu(event.clientX, event.clientY, ["remove_track", "move_up", "move_down", "track_info"], run, [play]);
+      openContextMenu(event.clientX, event.clientY, ["remove_track", "move_up", "move_down", "track_info"], player.spec, run, [play]);
     });
     list.append(row);
   });

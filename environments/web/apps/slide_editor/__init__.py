@@ -14,14 +14,14 @@ percent of the slide, `size` pt, `bold`, `italic`, `color` (hex or null for the 
 `current` (index), `theme`, `selectedBox`, `editing`, `presenting`, `showIndex`, `showStart`, `dialog`,
 `files` (saved: `name`, `format`, `theme`, `slides`, `titles`), `undoDepth`, `redoDepth`.
 
-Importing the package registers its task templates (`tasks`, `tasks_composed`, `tasks_long`) in
+Importing the package registers its task templates (`tasks/atomic.py`, `tasks/composed.py`, `tasks/long.py`) in
 `raygent.environments.web.task.TASKS`.
 """
 
-from raygent.environments.web.apps.slide_editor import tasks, tasks_composed, tasks_long
+from raygent.environments.web.apps.slide_editor import tasks
 from raygent.environments.web.registry import builtin_app
 
 APP = builtin_app("slide_editor")
 """The app's registration: the `raygent.apps` entry point `slide_editor` (pyproject.toml) names it."""
 
-__all__ = ["APP", "tasks", "tasks_composed", "tasks_long"]
+__all__ = ["APP", "tasks"]

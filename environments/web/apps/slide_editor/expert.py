@@ -2,7 +2,7 @@
 
 Each helper yields action strings, receives the next observation text, and returns the latest observation
 (`obs = yield from run_command(obs, ui, "new_slide")`). The generic blocks (menus, dialogs) come from
-`apps/common/solving.py`. Slide points and sorter slots come from the app's fixed viewport layout
+`apps/common/expert.py`. Slide points and sorter slots come from the app's fixed viewport layout
 (`style.css`): the stage spans x 20–80 % and y 8–68 % of the viewport, sorter thumbnail i is centred at
 y 12 + 14 i %.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 
-from raygent.environments.web.apps.common.solving import Steps, click, fill_dialog, look
-from raygent.environments.web.apps.common.solving import command as run_command
+from raygent.environments.web.apps.common.expert import Steps, click, fill_dialog, look
+from raygent.environments.web.apps.common.expert import command as run_command
 from raygent.environments.web.observe import find, parse
 
 __all__ = [

@@ -1,8 +1,8 @@
 """Quill Writer, the suite's word processor: a contenteditable page with character formatting, paragraph
 styles, alignment, lists, tables, find & replace, word count, page setup and Save As with file formats. The page
-is `index.html` + ES modules (`app.js` wires `../common/shell.js`, `docmodel.js`, `selection.js`, `formatting.js`,
-`findreplace.js`); `commands.py` lists its menu commands and `tasks.py` its task templates (imported here so
-they register).
+is `index.html` + ES modules (`app.js` wires the `Shell` front of the menu kit `../common/menus.js`, `docmodel.js`,
+`selection.js`, `formatting.js`, `findreplace.js`); `commands.py` lists its menu commands, `tasks/` its task
+templates (imported here so they register), `expert.py` the blocks of their scripted solvers.
 """
 
 from raygent.environments.web.apps.word_processor import tasks

@@ -8,7 +8,7 @@ import {readBlocks, renderBlocks, normalize, statistics} from './docmodel.js';
 import {FindReplace} from './findreplace.js';
 import * as fmt from './formatting.js';
 import {DocSelection, History} from './selection.js';
-import {Dialogs, Shell, el, loadSpec} from '../common/shell.js';
+import {Dialogs, Shell, el, loadSpec} from '../common/menus.js';
 
 const $ = (id) => document.getElementById(id);
 const editor = $('doc');

@@ -1,4 +1,5 @@
-"""The media player's task templates: atomic (one command) and composed (a few); long ones in `long_tasks.py`.
+"""The media player's atomic task templates (one command each); composed and long ones are in `composed.py`
+and `long.py`.
 
 Every template draws a library seed (`media.py`) and its targets from `rng`, checks the player's state
 (`window.raygent.getState()`), and solves through the menus the UI seed names. Times are checked within a
@@ -12,8 +13,8 @@ import random
 from typing import Any, ClassVar
 
 from raygent.environments.web.apps.media_player import expert
-from raygent.environments.web.apps.media_player.media import format_time, initial_state, library
-from raygent.environments.web.task import ATOMIC, COMPOSED, Solver, WebTask, register
+from raygent.environments.web.apps.media_player.media import initial_state, library
+from raygent.environments.web.task import ATOMIC, Solver, WebTask, register
 from raygent.environments.web.ui import UISpec
 
 Params = dict[str, Any]
@@ -285,32 +286,3 @@ class FullscreenVideo(MediaTask):
     def solve(self, params: Params, ui: UISpec) -> Solver:
         obs = yield from expert.look()
         yield f"left_double({expert.find(obs, 'Video', role='canvas')})"
-
-
-@register
-class SeekAndPause(MediaTask):
-    template = "seek_pause"
-    difficulty = COMPOSED
-    max_steps = 20
-
-    def sample(self, rng: random.Random) -> Params:
-        params = {**self.base(rng), "track": f"t{rng.randint(1, 8)}"}
-        return {**params, "time": rng.randint(10, track_of(params)["duration"] - 10)}
-
-    def goal(self, params: Params) -> str:
-        return f"Open “{track_of(params)['title']}” and leave it paused at {format_time(params['time'])}."
-
-    def validate(self, state: dict[str, Any], params: Params) -> Verdict:
-        return verdict(
-            [
-                (state.get("current") == params["track"], "another track is current"),
-                (not state.get("playing"), "the track is still playing"),
-                (abs(state.get("position", -9) - params["time"]) <= 1, "the position is not the asked time"),
-            ]
-        )
-
-    def solve(self, params: Params, ui: UISpec) -> Solver:
-        obs = yield from expert.look()
-        obs = yield from expert.play(track_of(params)["title"], obs)
-        obs = yield from expert.play_pause(ui, obs)
-        yield from expert.go_to_time(ui, params["time"], obs)

@@ -1,5 +1,5 @@
 """Image editor task templates of the atomic level (one command each); composed and long ones are in
-`tasks_composed.py` and `tasks_long.py`.
+`composed.py` and `long.py`.
 
 Goals name what the image should become (colors by name and hex, pixels by coordinates, layers by name), never
 a menu path: labels and menus are randomized per UI seed and the procedure is in the docs. Checkers compare

@@ -5,8 +5,7 @@ from __future__ import annotations
 import random
 
 from raygent.environments.web.apps.word_processor import content
-from raygent.environments.web.apps.word_processor.atomic_tasks import Params, Verdict, WordTask, word_formatted
-from raygent.environments.web.apps.word_processor.solving import (
+from raygent.environments.web.apps.word_processor.expert import (
     LOOK,
     apply_to,
     command,
@@ -18,6 +17,7 @@ from raygent.environments.web.apps.word_processor.solving import (
     type_cells,
     typed,
 )
+from raygent.environments.web.apps.word_processor.tasks.atomic import Params, Verdict, WordTask, word_formatted
 from raygent.environments.web.task import LONG, Solver, register
 from raygent.environments.web.ui import UISpec
 

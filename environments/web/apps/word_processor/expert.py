@@ -1,4 +1,4 @@
-"""Building blocks of the word processor's scripted solvers: the generic ones of `apps/common/solving.py` and the
+"""Building blocks of the word processor's scripted solvers: the generic ones of `apps/common/expert.py` and the
 word processor's own (`obs = yield from apply_to(obs, ui, "harbour", "bold")`).
 
 Text is selected the way a keyboard-and-dialog user would: Find & Replace's Find Next selects the match in the
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 
-from raygent.environments.web.apps.common import solving
-from raygent.environments.web.apps.common.solving import LOOK, Steps, choose, click, command, has
+from raygent.environments.web.apps.common import expert as common
+from raygent.environments.web.apps.common.expert import LOOK, Steps, choose, click, command, has
 from raygent.environments.web.apps.word_processor.content import FORMATS
 from raygent.environments.web.ui import UISpec
 
@@ -37,7 +37,7 @@ __all__ = [
 
 def fill(obs: str, name: str, text: str, role: str | None = "textbox") -> Steps:
     """Replace a field's value; the word processor's fields are text boxes unless `role` says otherwise."""
-    return (yield from solving.fill(obs, name, text, role))
+    return (yield from common.fill(obs, name, text, role))
 
 
 def select_text(obs: str, ui: UISpec, text: str) -> Steps:

@@ -6,9 +6,8 @@ import random
 from typing import Any, ClassVar
 
 from raygent.environments.web.apps.media_player import expert
-from raygent.environments.web.apps.media_player.composed_tasks import PLAYLIST_NAMES
 from raygent.environments.web.apps.media_player.media import format_time, initial_state, library
-from raygent.environments.web.apps.media_player.tasks import (
+from raygent.environments.web.apps.media_player.tasks.atomic import (
     MediaTask,
     Params,
     Verdict,
@@ -16,6 +15,7 @@ from raygent.environments.web.apps.media_player.tasks import (
     track_of,
     verdict,
 )
+from raygent.environments.web.apps.media_player.tasks.composed import PLAYLIST_NAMES
 from raygent.environments.web.task import LONG, Solver, register
 from raygent.environments.web.ui import UISpec
 

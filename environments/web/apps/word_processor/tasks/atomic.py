@@ -6,7 +6,7 @@ import random
 from typing import Any, ClassVar
 
 from raygent.environments.web.apps.word_processor import content
-from raygent.environments.web.apps.word_processor.solving import (
+from raygent.environments.web.apps.word_processor.expert import (
     LOOK,
     apply_to,
     click,

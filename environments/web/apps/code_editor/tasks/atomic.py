@@ -6,7 +6,7 @@ import random
 from typing import Any
 
 from raygent.environments.web.apps.code_editor import content
-from raygent.environments.web.apps.code_editor.solving import LOOK, choose, click, command, fill, open_file
+from raygent.environments.web.apps.code_editor.expert import LOOK, choose, click, command, fill, open_file
 from raygent.environments.web.task import ATOMIC, Solver, WebTask, register
 from raygent.environments.web.ui import UISpec
 

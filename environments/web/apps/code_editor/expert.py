@@ -1,9 +1,9 @@
-"""Building blocks of the code editor's scripted solvers: the generic ones of `apps/common/solving.py` and the
+"""Building blocks of the code editor's scripted solvers: the generic ones of `apps/common/expert.py` and the
 editor's own (`obs = yield from replace_all(obs, ui, "rate", "result")`)."""
 
 from __future__ import annotations
 
-from raygent.environments.web.apps.common.solving import (
+from raygent.environments.web.apps.common.expert import (
     LOOK,
     Steps,
     choose,

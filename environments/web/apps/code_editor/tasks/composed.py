@@ -6,8 +6,7 @@ import random
 from typing import ClassVar
 
 from raygent.environments.web.apps.code_editor import content
-from raygent.environments.web.apps.code_editor.atomic_tasks import CodeEditorTask, Params, verdict
-from raygent.environments.web.apps.code_editor.solving import (
+from raygent.environments.web.apps.code_editor.expert import (
     LOOK,
     choose,
     click,
@@ -18,6 +17,7 @@ from raygent.environments.web.apps.code_editor.solving import (
     replace_all,
     set_checkbox,
 )
+from raygent.environments.web.apps.code_editor.tasks.atomic import CodeEditorTask, Params, verdict
 from raygent.environments.web.task import COMPOSED, Solver, register
 from raygent.environments.web.ui import UISpec
 

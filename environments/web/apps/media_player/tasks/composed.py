@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from raygent.environments.web.apps.media_player import expert
 from raygent.environments.web.apps.media_player.media import format_time, initial_state, library
-from raygent.environments.web.apps.media_player.tasks import MediaTask, Params, Verdict, track_of, verdict
+from raygent.environments.web.apps.media_player.tasks.atomic import MediaTask, Params, Verdict, track_of, verdict
 from raygent.environments.web.task import COMPOSED, Solver, register
 from raygent.environments.web.ui import UISpec
 
@@ -19,6 +19,33 @@ NEW_ARTISTS = ("Ada Finch", "The Night Porters", "Milo Serrat", "Vera Stone", "Q
 class ComposedTask(MediaTask):
     difficulty: ClassVar[int] = COMPOSED
     max_steps: ClassVar[int] = 20
+
+
+@register
+class SeekAndPause(ComposedTask):
+    template = "seek_pause"
+
+    def sample(self, rng: random.Random) -> Params:
+        params = {**self.base(rng), "track": f"t{rng.randint(1, 8)}"}
+        return {**params, "time": rng.randint(10, track_of(params)["duration"] - 10)}
+
+    def goal(self, params: Params) -> str:
+        return f"Open “{track_of(params)['title']}” and leave it paused at {format_time(params['time'])}."
+
+    def validate(self, state: dict[str, Any], params: Params) -> Verdict:
+        return verdict(
+            [
+                (state.get("current") == params["track"], "another track is current"),
+                (not state.get("playing"), "the track is still playing"),
+                (abs(state.get("position", -9) - params["time"]) <= 1, "the position is not the asked time"),
+            ]
+        )
+
+    def solve(self, params: Params, ui: UISpec) -> Solver:
+        obs = yield from expert.look()
+        obs = yield from expert.play(track_of(params)["title"], obs)
+        obs = yield from expert.play_pause(ui, obs)
+        yield from expert.go_to_time(ui, params["time"], obs)
 
 
 @register

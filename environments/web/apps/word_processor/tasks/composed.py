@@ -5,15 +5,7 @@ from __future__ import annotations
 import random
 
 from raygent.environments.web.apps.word_processor import content
-from raygent.environments.web.apps.word_processor.atomic_tasks import (
-    FLAGS,
-    Params,
-    Verdict,
-    WordTask,
-    verdict,
-    word_formatted,
-)
-from raygent.environments.web.apps.word_processor.solving import (
+from raygent.environments.web.apps.word_processor.expert import (
     LOOK,
     apply_to,
     command,
@@ -24,6 +16,14 @@ from raygent.environments.web.apps.word_processor.solving import (
     to_end,
     type_cells,
     typed,
+)
+from raygent.environments.web.apps.word_processor.tasks.atomic import (
+    FLAGS,
+    Params,
+    Verdict,
+    WordTask,
+    verdict,
+    word_formatted,
 )
 from raygent.environments.web.task import COMPOSED, Solver, register
 from raygent.environments.web.ui import UISpec

@@ -4,7 +4,7 @@ Each block is a generator that yields action strings, receives the next observat
 latest observation, so solvers compose them with `obs = yield from command(obs, ui, "save")`. Elements are
 found by accessible name in the observation (`observe.find`); menu commands go through the menu and label the
 seed's `UISpec` gives them (the scripted expert is privileged; an agent reads the docs). Each app's own solver
-module (`solving.py` or `expert.py`) re-exports these next to its app-specific blocks.
+module (`apps/<app>/expert.py`) re-exports these next to its app-specific blocks.
 """
 
 from __future__ import annotations

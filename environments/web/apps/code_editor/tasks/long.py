@@ -5,9 +5,7 @@ from __future__ import annotations
 import random
 
 from raygent.environments.web.apps.code_editor import content
-from raygent.environments.web.apps.code_editor.atomic_tasks import CodeEditorTask, Params, verdict
-from raygent.environments.web.apps.code_editor.composed_tasks import saved
-from raygent.environments.web.apps.code_editor.solving import (
+from raygent.environments.web.apps.code_editor.expert import (
     LOOK,
     click,
     command,
@@ -16,6 +14,8 @@ from raygent.environments.web.apps.code_editor.solving import (
     open_file,
     replace_all,
 )
+from raygent.environments.web.apps.code_editor.tasks.atomic import CodeEditorTask, Params, verdict
+from raygent.environments.web.apps.code_editor.tasks.composed import saved
 from raygent.environments.web.task import LONG, Solver, register
 from raygent.environments.web.ui import UISpec
 

@@ -1,5 +1,5 @@
 """Slide editor task templates of the atomic level (one command each); composed and long ones are in
-`tasks_composed.py` and `tasks_long.py`.
+`composed.py` and `long.py`.
 
 Goals name slides by their titles and say what the presentation should become, never which menu to use
 (labels and menus are randomized per UI seed; the procedure is in the docs).
