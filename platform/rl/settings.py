@@ -124,8 +124,8 @@ class RolloutSettings(Section):
 
 
 class LoraSettings(Section):
-    """LoRA adapters (`peft`) on the learner's linear layers: only the adapters train; the engines, weight sync and
-    checkpoints see the merged weights W + (alpha / rank)·B·A under the plain model's names."""
+    """LoRA adapters (`peft`) on the learner's linear layers: only the adapters train; weight sync sends only them
+    (the engines hold the base and apply them); checkpoints hold the merged W + (alpha / rank)·B·A and them."""
 
     rank: int = Field(default=8, ge=1)
     alpha: float = Field(default=16.0, gt=0)
