@@ -171,6 +171,7 @@ def test_a_lora_run_syncs_adapters_only_and_its_resume_restores_each_one(
     resumed run restores each adapter into the learner and pushes it to its fresh engines, which then generate
     what the first run's engines generated."""
     config = small_config(
+        env={"demonstrations": "raygent.jobs.grpo_toy.tasks:toolcalc_demonstrations"},
         learner={"lora": LORA, "lr": 5e-2},
         sft={"steps": 1, "batch_tasks": 2, "lr": 5e-2},  # the adapters move off zero whatever the rewards
         trainer={"steps": 2, "checkpoint_every": 1, "eval_tasks": 0},
