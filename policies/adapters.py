@@ -125,3 +125,46 @@ def write_peft_adapter(state: Mapping[str, Tensor], spec: LoraSpec, directory: s
 def state_bytes(state: Mapping[str, Any]) -> int:
     """Bytes of the tensors (or numpy arrays) in `state`: what one sync moves."""
     return int(sum(v.numel() * v.element_size() if isinstance(v, Tensor) else v.nbytes for v in state.values()))
+
+
+def linear_module_names(config: Any) -> list[str]:
+    """The names of every `nn.Linear` module of the causal LM that transformers `config` describes (built on the
+    meta device: nothing is allocated)."""
+    from transformers import AutoModelForCausalLM
+
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(config)
+    return [name for name, module in model.named_modules() if isinstance(module, torch.nn.Linear)]
+
+
+def check_lora_targets(target_modules: list[str] | tuple[str, ...], config: Any) -> None:
+    """A `ValueError` naming `learner.lora.target_modules` when one of the targets is no linear layer of the model
+    (peft matches a target against a module's full name or its last components), before any actor is started;
+    peft itself would adapt the others silently, or fail inside the learner actor when none matches."""
+    names = linear_module_names(config)
+    missing = [t for t in target_modules if not any(n == t or n.endswith(f".{t}") for n in names)]
+    if missing:
+        known = sorted({name.rsplit(".", 1)[-1] for name in names})
+        raise ValueError(
+            f"learner.lora.target_modules: {missing} is no linear layer of the model "
+            f"({config.model_type}: its linear layers are {', '.join(known)})"
+        )
+
+
+def policy_config(model: str | None, preset: str, vocab_size: int) -> Any | None:
+    """The transformers config of the policy a run starts from, read without loading weights: `model`'s
+    `config.json` (a checkpoint directory, or a pretrained preset's directory once converted into the cache), or
+    the tiny `preset`'s when `model` is None. None when it cannot be read here (a path that exists only on the
+    cluster, a pretrained preset not converted yet, an unknown preset: refused elsewhere)."""
+    from transformers import AutoConfig
+
+    from raygent.policies.cache import cache_root
+    from raygent.policies.presets import PRESETS
+    from raygent.policies.pretrained import PRETRAINED
+
+    if model is None:
+        return PRESETS[preset].config(vocab_size) if preset in PRESETS else None
+    directory = cache_root() / "models" / model if model in PRETRAINED else Path(model).expanduser()
+    if not (directory / "config.json").is_file():
+        return None
+    return AutoConfig.from_pretrained(str(directory), local_files_only=True)

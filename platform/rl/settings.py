@@ -18,6 +18,7 @@ from raygent.platform.rl.hooks import HookSettings
 from raygent.platform.rl.reward import RewardSettings
 from raygent.platform.rl.schedule import ScheduleSettings
 from raygent.platform.rl.tasks import TaskSettings
+from raygent.policies.adapters import check_lora_targets, policy_config
 from raygent.policies.backends.base import SamplingParams
 from raygent.policies.loading import PolicyLoadError, check_model_reference
 from raygent.policies.pretrained import PRETRAINED
@@ -228,6 +229,14 @@ class AgentRunConfig(Section):
         for where, given in (("env.task_kwargs", self.env.task_kwargs), ("sft.task_kwargs", self.sft.task_kwargs)):
             check_known_keys(where, given, named)
             check_arguments(where, tasks, given)
+        return self
+
+    @model_validator(mode="after")
+    def _lora_targets_exist(self) -> AgentRunConfig:
+        if self.learner.lora is not None:  # else found only inside the learner actor (or not at all, for one typo)
+            config = policy_config(self.policy.model, self.policy.preset, self.policy.vocab_size)
+            if config is not None:
+                check_lora_targets(self.learner.lora.target_modules, config)
         return self
 
     @model_validator(mode="after")
