@@ -9,7 +9,7 @@ the blocks (`jobs/configs/grpo_toy.yaml`); the engine holds the base once and ap
 
     python bench/weight_sync.py [--model smollm2-135m-instruct] [--updates 5]
 
-Measured 2026-12-08 (2 cores, queued behind other work, alone while it ran): full weights 272 tensors, 513.1 MiB,
+Measured 2026-12-08 (2 cores, run under the shared heavy-work lock): full weights 272 tensors, 513.1 MiB,
 median 0.239 s a push; adapter-only 420 tensors, 18.6 MiB, median 0.041 s.
 
 Last line: `full_bytes=… adapter_bytes=… full_s=… adapter_s=…`.
