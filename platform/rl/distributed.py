@@ -1,5 +1,6 @@
 """The pieces of the learner group that are plain torch: the process group, DDP/FSDP wrapping, LoRA adapters and
-the state dicts that leave the learner (weight sync, checkpoints) under the plain model's names.
+the state dicts that leave the learner (weight sync, checkpoints): the merged weights under the plain model's
+names, or with LoRA the adapters alone (`policies.adapters`, which the engines share for adapter-only sync).
 
 `learner.Learner` uses the LoRA and state-dict helpers (a single learner can train adapters too);
 `learner_group.LearnerWorker` uses the rest.
@@ -18,12 +19,8 @@ import torch.distributed as dist
 from torch import Tensor
 
 from raygent.platform.rl.settings import LoraSettings
-
-ADAPTER = "default"
-"""peft's name of the (only) adapter."""
-LORA_MARK = ".lora_"
-"""What the adapters' parameter names contain (`...q_proj.lora_A.default.weight`)."""
-
+from raygent.policies.adapters import ADAPTER, LORA_MARK, LoraSpec, inject_lora
+from raygent.policies.adapters import adapter_state as adapter_state  # re-exported: the learner's checkpoints
 
 # -- process group -------------------------------------------------------------------------------------------
 
@@ -132,33 +129,17 @@ def full_model_state(model: torch.nn.Module) -> dict[str, Tensor]:
 
 
 def apply_lora(model: torch.nn.Module, lora: LoraSettings) -> dict[str, float]:
-    """Injects `peft` LoRA adapters into `model` in place (it stays the HF model: same forward, same
-    `save_pretrained`), freezes everything else and returns each adapted module's scaling (alpha / rank) by name."""
-    from peft import LoraConfig, inject_adapter_in_model
-    from peft.tuners.lora import LoraLayer
-
-    config = LoraConfig(
-        r=lora.rank,
-        lora_alpha=lora.alpha,
-        lora_dropout=lora.dropout,
-        target_modules=list(lora.target_modules),
-        bias="none",
-    )
-    try:
-        inject_adapter_in_model(config, model, adapter_name=ADAPTER)
-    except ValueError as error:
-        raise ValueError(f"learner.lora.target_modules {lora.target_modules}: {error}") from None
+    """Injects `peft` LoRA adapters into `model` in place (`policies.adapters.inject_lora`, as the `hf` engine
+    does on its side), freezes everything else and returns each adapted module's scaling (alpha / rank) by name."""
+    scaling = inject_lora(model, lora_spec(lora))
     for name, parameter in model.named_parameters():
         parameter.requires_grad_(LORA_MARK in name)
-    scaling: dict[str, float] = {}
-    for name, module in model.named_modules():
-        if isinstance(module, LoraLayer):
-            if getattr(module, "fan_in_fan_out", False):
-                raise ValueError(f"learner.lora: {name} stores its weight transposed (fan_in_fan_out); unsupported")
-            scaling[name] = float(module.scaling[ADAPTER])
-    if not scaling:
-        raise ValueError(f"learner.lora.target_modules {lora.target_modules} matched no linear layer of the model")
     return scaling
+
+
+def lora_spec(lora: LoraSettings) -> LoraSpec:
+    """`learner.lora` as the `LoraSpec` the engines get (backend option `lora`) for adapter-only sync."""
+    return LoraSpec(rank=lora.rank, alpha=lora.alpha, target_modules=tuple(lora.target_modules), dropout=lora.dropout)
 
 
 def merged_state(state: Mapping[str, Tensor], scaling: Mapping[str, float]) -> dict[str, Tensor]:
@@ -177,11 +158,6 @@ def merged_state(state: Mapping[str, Tensor], scaling: Mapping[str, float]) -> d
         delta = scale * (b.detach().to(torch.float32) @ a.detach().to(torch.float32))
         out[f"{prefix}.weight"] = (weight.detach().to(torch.float32) + delta.to(weight.device)).to(weight.dtype)
     return out
-
-
-def adapter_state(state: Mapping[str, Tensor]) -> dict[str, Tensor]:
-    """The adapters' tensors of a LoRA model's state dict (what a checkpoint needs to resume training them)."""
-    return {name: tensor for name, tensor in state.items() if LORA_MARK in name}
 
 
 # -- small collectives ---------------------------------------------------------------------------------------

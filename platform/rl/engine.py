@@ -7,6 +7,8 @@ when their `SamplingParams` are equal but for their seeds and all or none are se
 on its own (`SamplingParams.prompt_seeds`), so the merged call carries every prompt's seed and a seeded request
 samples the same tokens whichever requests it is batched with. `load_weights` waits for the running batch, swaps
 the weights and bumps the version; every completion carries the version of the weights that generated it.
+With `learner.lora` the trainer starts the engines with the backend option `lora` and each `load_weights` carries
+only the adapters' tensors (adapter-only sync, `policies.adapters`), applied over the base the engine loaded once.
 
 Environment variables for vLLM on CPU (`VLLM_ENABLE_V1_MULTIPROCESSING=0`, `VLLM_CPU_KVCACHE_SPACE`) are set by
 `engine_runtime_env` and passed as the actor's runtime environment.
@@ -23,6 +25,7 @@ from typing import Any
 import ray
 from torch import Tensor
 
+from raygent.policies.adapters import state_bytes
 from raygent.policies.backends import Completion, InferenceBackend, Prompt, SamplingParams, make_backend
 
 VLLM_CPU_ENV = {"VLLM_ENABLE_V1_MULTIPROCESSING": "0", "VLLM_CPU_KVCACHE_SPACE": "1"}
@@ -42,7 +45,8 @@ class _Request:
 
 @dataclass
 class EngineStats:
-    """Counters since start: backend calls, requests and prompts served, tokens generated, busy seconds."""
+    """Counters since start: backend calls, requests and prompts served, tokens generated, busy seconds; the
+    versions loaded and what the last load received."""
 
     calls: int = 0
     requests: int = 0
@@ -50,6 +54,10 @@ class EngineStats:
     tokens: int = 0
     busy_s: float = 0.0
     versions: list[int] = field(default_factory=list)
+    load_tensors: int = 0
+    """Tensors the last `load_weights` received (with `learner.lora`: the adapters' alone)."""
+    load_bytes: int = 0
+    """Their bytes."""
 
 
 class InferenceEngine:
@@ -108,6 +116,7 @@ class InferenceEngine:
         async with self._lock:
             await asyncio.to_thread(self.backend.load_weights, as_tensors(state), version)
         self.stats.versions.append(version)
+        self.stats.load_tensors, self.stats.load_bytes = len(state), state_bytes(state)
         return self.backend.version
 
     async def receive_weights(

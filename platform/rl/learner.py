@@ -10,9 +10,13 @@ that `learner_group.LearnerGroup` runs as one or more Ray actors.
   update (the "proximal" policy); with `off_policy_correction: truncated_is`, tokens are also weighted by
   min(π_prox/μ, cap) against the generation-time log-probabilities μ (AReaL's decoupled objective). A frozen
   reference model is loaded only when a term needs one.
-- `weights()` is what weight sync sends; `save`/`restore` hold model, optimizer, RNG and version.
-- `learner.lora`: `peft` adapters on the model (only they train); `weights()`, `weight_spec()`,
-  `broadcast_weights()` and the checkpoint's model files carry the merged weights under the plain model's names.
+- `sync_state()` is what weight sync sends (`shared_weights`, `weight_spec`, `broadcast_weights` read it);
+  `weights()` is the plain model's full weights; `save`/`restore` hold model, optimizer, RNG and version.
+- `learner.lora`: `peft` adapters on the model (only they train). Weight sync is adapter-only: `sync_state()` is
+  the adapters' tensors (lora_A/lora_B of each target module, under this model's `state_dict` names), which the
+  engines apply over the base they hold (`policies.adapters`). `weights()` and the checkpoint's model files carry
+  the merged weights under the plain model's names (a loadable model); the adapters go in `lora_adapter.pt`.
+  Without LoRA (full fine-tuning) `sync_state()` is the full weights, as before.
 
 In a learner group (`learner_group.LearnerWorker`, a subclass) `wrapped` is the DDP module or the model is sharded
 by FSDP; `save` and `restore` are then collectives: rank 0 writes and reads the files, the others take part.
@@ -228,18 +232,31 @@ class Learner:
         state = self.gathered if self.gathered is not None else self.model.state_dict()
         return distributed.merged_state(state, self.lora_scaling)
 
+    def sync_state(self) -> dict[str, Tensor]:
+        """What weight sync sends the engines: with LoRA the adapters' tensors alone (the engines hold the base),
+        otherwise the plain model's full weights (`plain_state`)."""
+        if not self.lora_scaling:
+            return self.plain_state()
+        state = self.gathered if self.gathered is not None else self.model.state_dict()
+        return distributed.adapter_state(state)
+
     def weights(self) -> dict[str, Tensor]:
-        """The model's parameters on CPU, named as in its `state_dict` (what the engines load)."""
+        """The plain model's parameters on CPU, named as in its `state_dict` (LoRA merged): what a full-weight
+        sync sends and an engine built without adapters loads."""
         return {name: tensor.detach().to("cpu", copy=True) for name, tensor in self.plain_state().items()}
 
+    def sync_weights(self) -> dict[str, Tensor]:
+        """`sync_state()` on CPU, copied (what `ObjectStoreSync` hands the engines, as plain tensors)."""
+        return {name: tensor.detach().to("cpu", copy=True) for name, tensor in self.sync_state().items()}
+
     def shared_weights(self) -> dict[str, Any]:
-        """The weights for `ObjectStoreSync`: float32 tensors as numpy views (Ray's object store hands a numpy array
-        to a reader on the same node without copying it; a torch tensor it pickles), a tensor tied to an earlier one
-        (SmolLM2's LM head is its embedding) once. Ray serializes the result when this call returns, before the
-        next update runs on this actor."""
+        """`sync_state()` for `ObjectStoreSync`: float32 tensors as numpy views (Ray's object store hands a numpy
+        array to a reader on the same node without copying it; a torch tensor it pickles), a tensor tied to an
+        earlier one (SmolLM2's LM head is its embedding) once. Ray serializes the result when this call returns,
+        before the next update runs on this actor."""
         out: dict[str, Any] = {}
         seen: set[tuple[int, tuple[int, ...]]] = set()
-        for name, tensor in self.plain_state().items():
+        for name, tensor in self.sync_state().items():
             data = tensor.detach()
             key = (data.data_ptr(), tuple(data.shape))
             if key in seen:
@@ -249,14 +266,14 @@ class Learner:
         return out
 
     def weight_spec(self) -> list[tuple[str, tuple[int, ...], str]]:
-        """(name, shape, dtype) of every tensor `broadcast_weights` sends, in order."""
-        return [(n, tuple(t.shape), str(t.dtype).removeprefix("torch.")) for n, t in self.plain_state().items()]
+        """(name, shape, dtype) of every tensor `broadcast_weights` sends, in order (`sync_state`)."""
+        return [(n, tuple(t.shape), str(t.dtype).removeprefix("torch.")) for n, t in self.sync_state().items()]
 
     def broadcast_weights(self, group_name: str, device: str = "cpu") -> None:
         """Sends every tensor of `weight_spec` from this rank (0) of a `ray.util.collective` group."""
         from ray.util import collective
 
-        for tensor in self.plain_state().values():
+        for tensor in self.sync_state().values():
             collective.broadcast(tensor.detach().to(device).contiguous(), src_rank=0, group_name=group_name)
 
     def get_version(self) -> int:

@@ -127,7 +127,8 @@ class LearnerGroup:
 
     @property
     def rank0(self) -> Any:
-        """The actor that holds the full weights for weight sync (`weights`, `weight_spec`, `broadcast_weights`)."""
+        """The actor weight sync reads (`sync_state`: the full weights, or with LoRA the adapters alone, through
+        `shared_weights`, `weight_spec` and `broadcast_weights`)."""
         return self.actors[0]
 
     def _shards(self, samples: Sequence[Sample]) -> list[list[Sample]]:

@@ -18,6 +18,7 @@ from raygent.platform.plugins import Component, check_settings
 from raygent.platform.rl.reward import RewardSettings
 from raygent.platform.rl.schedule import ScheduleSettings
 from raygent.platform.rl.tasks import TaskSettings
+from raygent.policies.adapters import check_lora_targets, policy_config
 from raygent.policies.backends.base import SamplingParams
 from raygent.policies.loading import PolicyLoadError, check_model_reference
 from raygent.policies.pretrained import PRETRAINED
@@ -151,8 +152,8 @@ class RolloutSettings(Section):
 
 
 class LoraSettings(Section):
-    """LoRA adapters (`peft`) on the learner's linear layers: only the adapters train; the engines, weight sync and
-    checkpoints see the merged weights W + (alpha / rank)·B·A under the plain model's names."""
+    """LoRA adapters (`peft`) on the learner's linear layers: only the adapters train; weight sync sends only them
+    (the engines hold the base and apply them); checkpoints hold the merged W + (alpha / rank)·B·A and them."""
 
     rank: int = Field(default=8, ge=1)
     alpha: float = Field(default=16.0, gt=0)
@@ -255,6 +256,14 @@ class AgentRunConfig(Section):
         for where, given in (("env.task_kwargs", self.env.task_kwargs), ("sft.task_kwargs", self.sft.task_kwargs)):
             check_known_keys(where, given, named)
             check_arguments(where, tasks, given)
+        return self
+
+    @model_validator(mode="after")
+    def _lora_targets_exist(self) -> AgentRunConfig:
+        if self.learner.lora is not None:  # else found only inside the learner actor (or not at all, for one typo)
+            config = policy_config(self.policy.model, self.policy.preset, self.policy.vocab_size)
+            if config is not None:
+                check_lora_targets(self.learner.lora.target_modules, config)
         return self
 
     @model_validator(mode="after")

@@ -12,7 +12,7 @@ One RL step, in order (each a seam a paper plugs into without editing this file)
     judged       = hooks.on_trajectories(judged)  (what the learner gets)
     samples      = policy_samples(judged)           advantages on the driver (batch.py, losses/advantages.py)
     learner.policy_update(samples)                  the sum of the loss terms (learner.py, losses/terms.py)
-    hooks.after_update(...)                       → push weights to the engines
+    hooks.after_update(...)                       → push weights to the engines (with learner.lora: adapters only)
 
 - **dynamic sampling** (`rollout.dynamic_sampling`): the first three lines repeat, each time on the next batch of
   the task stream, until the step holds `groups_per_step` groups whose rewards vary or `max_draws` batches were
@@ -53,6 +53,7 @@ from raygent.platform.contracts import Task, Trajectory
 from raygent.platform.rl import checkpoint as ckpt
 from raygent.platform.rl import metrics as m
 from raygent.platform.rl.batch import Sample, policy_samples, samples_from_demonstration, varied_groups
+from raygent.platform.rl.distributed import lora_spec
 from raygent.platform.rl.engine import start_engines
 from raygent.platform.rl.hooks import HookContext, TrainerHook, build_hooks, hook_key
 from raygent.platform.rl.learner_group import LearnerGroup
@@ -165,11 +166,14 @@ class AgentTrainer:
 
     def _start_actors(self) -> None:
         policy, rollout, learner = self.config.policy, self.config.rollout, self.config.learner
+        options: dict[str, Any] = {"dtype": policy.dtype, **policy.backend_options}
+        if learner.lora is not None:  # adapter-only sync: the engines hold the base and apply the learner's adapters
+            options["lora"] = lora_spec(learner.lora).model_dump()
         self.engines = start_engines(
             rollout.num_engines,
             policy.backend,
             self.model_path,
-            {"dtype": policy.dtype, **policy.backend_options},
+            options,
             num_cpus=rollout.engine_num_cpus,
             max_batch=rollout.max_batch,
         )

@@ -7,6 +7,9 @@
   learner broadcasts each tensor (NCCL on GPUs; the same code runs over `gloo` on CPU, which is how it is
   tested here). The engines receive into fresh tensors and load them through their backend's `load_weights`.
 
+Both send what the learner's `sync_state()` holds: the full weights for full fine-tuning, only the adapters'
+tensors with `learner.lora` (adapter-only sync: the engines were started with the same adapters, hold the base
+once and apply each version of the adapters over it, `policies.adapters`). Versions are the same either way.
 Both return the wall time of the sync, reported as `timing/sync`.
 """
 

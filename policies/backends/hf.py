@@ -17,6 +17,13 @@ Departures from `model.generate`'s defaults, so that `SamplingParams` alone deci
   generator, as `generate` does.
 - Stop strings are matched on the decoded response (all of it, each step), not with transformers'
   `StopStringCriteria`, so a stop string that ends inside a token or spans several tokens is always caught.
+
+Adapter-only sync (`lora=`, a `policies.adapters.LoraSpec`; the trainer passes `learner.lora`): the backend
+injects the learner's peft adapters into its model once at start (B is zero, so version 0 is the base) and each
+`load_weights` of adapter tensors copies them into those adapters; the base is loaded once and never sent again.
+peft's unmerged forward costs generation ~2 % here (SmolLM2-135M, rank 16 on every linear layer, 8 prompts × 32
+tokens, 2 threads: 3.35 s against 3.28 s without adapters, 2026-12-08), less than a merge from a kept base copy
+would cost in memory, so the adapters stay unmerged — and the engine's forward is the learner's, op for op.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from transformers import (
     TopPLogitsWarper,
 )
 
+from raygent.policies.adapters import LoraSpec, inject_lora, is_adapter_state
 from raygent.policies.backends.base import Completion, Prompt, SamplingParams
 from raygent.policies.loading import load_policy
 
@@ -121,10 +129,19 @@ class HFBackend:
     """
 
     def __init__(
-        self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, version: int = 0, max_batch_size: int = 64
+        self,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        version: int = 0,
+        max_batch_size: int = 64,
+        lora: LoraSpec | Mapping[str, Any] | None = None,
     ) -> None:
         if max_batch_size < 1:
             raise ValueError(f"max_batch_size must be >= 1, got {max_batch_size}")
+        self.lora: LoraSpec | None = None if lora is None else LoraSpec.model_validate(lora)
+        """The adapters this engine applies (adapter-only sync), or None (full-weight sync)."""
+        if self.lora is not None:
+            inject_lora(model, self.lora)
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.max_batch_size = max_batch_size
@@ -145,16 +162,18 @@ class HFBackend:
         version: int = 0,
         max_batch_size: int = 64,
         threads: int | None = None,
+        lora: LoraSpec | Mapping[str, Any] | None = None,
     ) -> HFBackend:
         """A backend over the checkpoint directory `path` (or a pretrained preset's name), loaded by `load_policy`.
         `threads`: torch's intra-op threads in this process (None keeps its setting; Ray gives an actor one per
-        reserved CPU, and a sync run's engine may use the cores the learner leaves idle while it generates)."""
+        reserved CPU, and a sync run's engine may use the cores the learner leaves idle while it generates).
+        `lora`: the learner's adapters, for adapter-only sync (see the module docstring)."""
         if threads is not None:
             if threads < 1:
                 raise ValueError(f"threads must be >= 1, got {threads}")
             torch.set_num_threads(threads)
         model, tokenizer = load_policy(path, dtype=dtype, device=device)
-        return cls(model, tokenizer, version=version, max_batch_size=max_batch_size)
+        return cls(model, tokenizer, version=version, max_batch_size=max_batch_size, lora=lora)
 
     @property
     def version(self) -> int:
@@ -187,10 +206,13 @@ class HFBackend:
         """Copies `state` into the model's parameters in place (dtype/device converted) and sets the version.
 
         `state` may name a subset of the parameters (e.g. only the trained ones); an unknown name or a shape
-        mismatch raises and leaves the version unchanged.
+        mismatch raises and leaves the version unchanged. With `lora`, a sync carries the adapters' tensors
+        (`policies.adapters.is_adapter_state`), which are this model's adapter parameters by name.
         """
         if version < 0:
             raise ValueError(f"version must be >= 0, got {version}")
+        if is_adapter_state(state) and self.lora is None:
+            raise KeyError("load_weights: adapter tensors for a backend built without lora (pass lora=...)")
         with torch.no_grad():
             result = self.model.load_state_dict(dict(state), strict=False)
         if result.unexpected_keys:

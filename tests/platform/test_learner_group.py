@@ -147,7 +147,7 @@ def test_an_empty_shard_does_not_deadlock(model_dir: Path, strategy: str) -> Non
         group.shutdown()
 
 
-def test_lora_trains_only_the_adapters_and_sends_merged_weights(model_dir: Path, tmp_path: Path) -> None:
+def test_lora_trains_only_the_adapters_and_syncs_only_them(model_dir: Path, tmp_path: Path) -> None:
     samples = policy_samples(model_dir)
     lora = LoraSettings(rank=4, alpha=8.0, target_modules=["q_proj", "v_proj"])
     settings = make_settings(num_workers=2, lora=lora)
@@ -161,9 +161,14 @@ def test_lora_trains_only_the_adapters_and_sends_merged_weights(model_dir: Path,
         checkpoint = Path(group.save(str(tmp_path / "ckpt")))
     finally:
         group.shutdown()
-    # the engines receive the plain model's names, shapes and dtypes, in its order
-    assert [name for name, _, _ in spec] == list(plain) == list(weights)
-    assert [tuple(shape) for _, shape, _ in spec] == [tuple(t.shape) for t in plain.values()]
+    # weight sync sends the adapters alone (adapter-only sync): lora_A (r×in) and lora_B (out×r) of each target
+    assert list(weights) == list(plain)  # weights() is the merged plain model
+    targets = [name.removesuffix(".weight") for name in plain if name.endswith(("q_proj.weight", "v_proj.weight"))]
+    expected = [(f"{m}.lora_{ab}.default.weight", ab, plain[f"{m}.weight"].shape) for m in targets for ab in "AB"]
+    assert sorted(name for name, _, _ in spec) == sorted(name for name, _, _ in expected)
+    shapes = {name: tuple(shape) for name, shape, _ in spec}
+    for name, ab, (out, inp) in expected:
+        assert shapes[name] == ((4, inp) if ab == "A" else (out, 4)), name
     assert all(dtype == "float32" for _, _, dtype in spec)
     # only the adapted projections moved: every other weight is the base model's, bit for bit
     adapted = [name for name in plain if name.endswith(("q_proj.weight", "v_proj.weight"))]

@@ -245,8 +245,9 @@ def _stream(index: int) -> list[Task]:
 
 
 def test_the_engine_s_logprobs_under_lora_match_the_learner_s_teacher_forced_pass(model_dir: Path) -> None:
-    """A LoRA learner after an update: the engine, given the weights weight sync sends (merged), samples episodes
-    whose recorded logprobs equal the learner's teacher-forced pass through its adapters (1e-3, float32)."""
+    """A LoRA learner after an update: a plain engine, given the merged weights (`weights()`, what a checkpoint
+    holds; weight sync sends the adapters alone, tests/platform/test_rl_core.py), samples episodes whose recorded
+    logprobs equal the learner's teacher-forced pass through its adapters (1e-3, float32)."""
     from raygent.environments.toolcalc import ToolCalcEnv
     from raygent.jobs.grpo_toy.tasks import toolcalc_demonstrations
     from raygent.platform.rl.batch import samples_from_demonstration, samples_from_trajectories

@@ -29,7 +29,7 @@ from raygent.platform.rl.batch import (
 from raygent.platform.rl.engine import InferenceEngine
 from raygent.platform.rl.learner import Learner
 from raygent.platform.rl.rollout import EpisodeRequest, EpisodeRunner
-from raygent.platform.rl.settings import LearnerSettings
+from raygent.platform.rl.settings import LearnerSettings, LoraSettings
 from raygent.platform.rl.tasks import AdaptiveSource, StaticSource, batch_seed, template_of
 from raygent.policies.backends.base import Completion, SamplingParams
 from raygent.policies.backends.hf import HFBackend
@@ -521,3 +521,120 @@ def test_the_object_store_sync_sends_views_of_the_weights_and_a_tied_tensor_once
     backend.load_weights(as_tensors(shared), 1)
     for name, tensor in backend.model.state_dict().items():
         assert torch.equal(tensor, plain[name]), name
+
+
+# -- adapter-only sync (learner.lora) -------------------------------------------------------------------------
+
+LORA = LoraSettings(rank=4, alpha=8.0, target_modules=["q_proj", "v_proj"])
+
+
+def _adapted_learner(model_dir: Path) -> Learner:
+    """A LoRA learner whose adapters moved off their zero start (3 SFT steps on the expert turns of 2 tasks)."""
+    learner = Learner(str(model_dir), LearnerSettings(lr=5e-3, lora=LORA, micro_batch_tokens=512))
+    tasks = toolcalc_tasks("train", 2, 2)
+    demos = [
+        s
+        for task, turns in zip(tasks, toolcalc_demonstrations(tasks), strict=True)
+        for s in samples_from_demonstration(learner.tokenizer, FORMAT, task, turns)
+    ]
+    for _ in range(3):
+        learner.sft(demos)
+    return learner
+
+
+def test_adapter_only_sync_moves_only_the_adapters_and_the_engine_generates_with_them(model_dir: Path) -> None:
+    """With `learner.lora` a sync is the adapters' tensors alone (count and bytes from the base model's shapes);
+    an engine built with the same adapters holds the base unchanged, and its next greedy generation after a sync
+    of a perturbed adapter changes and is scored as the learner's teacher-forced pass scores it."""
+    from raygent.platform.rl.distributed import LORA_MARK, lora_spec
+
+    learner = Learner(str(model_dir), LearnerSettings(lr=1e-3, lora=LORA))
+    plain = learner.plain_state()
+    shared = learner.shared_weights()  # what ObjectStoreSync puts in the object store
+    adapted = [n.removesuffix(".weight") for n in plain if n.endswith(("q_proj.weight", "v_proj.weight"))]
+    assert adapted and set(shared) == {f"{m}.lora_{ab}.default.weight" for m in adapted for ab in ("A", "B")}, (
+        "only lora_A and lora_B of each target module"
+    )
+    expected_bytes = sum(4 * LORA.rank * sum(plain[f"{m}.weight"].shape) for m in adapted)  # A: r×in, B: out×r
+    assert len(shared) == 2 * len(adapted) and sum(a.nbytes for a in shared.values()) == expected_bytes
+    assert expected_bytes < sum(t.numel() * 4 for t in plain.values()) / 20
+    assert [n for n, _, _ in learner.weight_spec()] == list(learner.sync_state()) == list(shared)
+    assert all(LORA_MARK not in name for name in learner.weights()), "weights() stays the merged plain model"
+
+    backend = HFBackend.from_pretrained(model_dir, lora=lora_spec(LORA))
+    prompts = [[5, 6, 7, 8, 9], [10, 11, 12]]
+    greedy = SamplingParams(temperature=0.0, max_new_tokens=10)
+    before = backend.generate(prompts, greedy)
+    with torch.no_grad():  # a perturbed adapter: B away from zero
+        generator = torch.Generator().manual_seed(0)
+        for name, param in learner.model.named_parameters():
+            if ".lora_" in name:
+                param.add_(torch.randn(param.shape, generator=generator) * 0.5)
+    backend.load_weights(learner.sync_weights(), version=4)
+    after = backend.generate(prompts, greedy)
+    assert {c.policy_version for c in after} == {4}
+    assert [c.response_ids for c in after] != [c.response_ids for c in before]
+    held = {n.replace(".base_layer.", "."): t for n, t in backend.model.state_dict().items() if LORA_MARK not in n}
+    assert held.keys() == plain.keys()
+    for name, tensor in plain.items():  # the engine's base is the checkpoint's, untouched by the sync
+        assert torch.equal(held[name], tensor), name
+    recomputed = learner.evaluate_logprobs([Sample(tuple(c.prompt_ids), tuple(c.response_ids)) for c in after])
+    for completion, values in zip(after, recomputed, strict=True):
+        assert values == pytest.approx(completion.logprobs, abs=1e-4)
+    with pytest.raises(KeyError, match="without lora"):
+        HFBackend.from_pretrained(model_dir).load_weights(learner.sync_weights(), version=5)
+
+
+def test_episodes_under_the_synced_adapters_record_the_learner_s_logprobs(model_dir: Path) -> None:
+    """Sampled multi-turn episodes on an engine given only the trained adapters: every step's recorded logprobs
+    equal the LoRA learner's teacher-forced pass (1e-3, float32), and differ from the base model's."""
+    from raygent.platform.rl.distributed import lora_spec
+
+    learner = _adapted_learner(model_dir)
+    backend = HFBackend.from_pretrained(model_dir, lora=lora_spec(LORA))
+    backend.load_weights(learner.sync_weights(), version=learner.version)
+    runner = EpisodeRunner(ToolCalcEnv, 4, backend.tokenizer, FORMAT, backend.generate, max_turns=2)
+    tasks = toolcalc_tasks("train", 2, 4)
+    sampling = SamplingParams(temperature=1.0, max_new_tokens=8, seed=5)
+    trajectories = runner.run([EpisodeRequest(t, f"g{i}") for i, t in enumerate(tasks)], sampling)
+    steps = [s for t in trajectories for s in t.steps]
+    assert steps and all(s.policy_version == learner.version for s in steps)
+    samples = samples_from_trajectories(trajectories, [0.0] * len(trajectories))
+    recomputed = learner.evaluate_logprobs(samples)
+    for step, values in zip(steps, recomputed, strict=True):
+        assert values == pytest.approx(step.logprobs, abs=1e-3)
+    base = Learner(str(model_dir), LearnerSettings()).evaluate_logprobs(samples)
+    assert max(abs(a - b) for x, y in zip(base, recomputed, strict=True) for a, b in zip(x, y, strict=True)) > 1e-2
+
+
+def test_resume_restores_each_adapter_to_the_learner_and_the_engines(model_dir: Path, tmp_path: Path) -> None:
+    """A LoRA learner saved and restored by a fresh one: every adapter tensor comes back bit for bit, the next
+    update equals the uninterrupted one, and a fresh engine given the restored adapters generates as the engine
+    given the saved ones."""
+    from raygent.platform.rl.distributed import lora_spec
+
+    learner = _adapted_learner(model_dir)
+    learner.save(str(tmp_path / "ckpt"))
+    saved = learner.sync_weights()
+    task = Task(id="t", env="e", instruction="i")
+    group = [_trajectory(task, "g", [5, 6, 7], [20, 21], 1.0), _trajectory(task, "g", [5, 6, 7], [30], 0.0)]
+    rl_update(learner, group)
+    continued = learner.sync_weights()
+
+    other = Learner(str(model_dir), LearnerSettings(lr=5e-3, lora=LORA, micro_batch_tokens=512))
+    assert other.restore(str(tmp_path / "ckpt")) == 3
+    restored = other.sync_weights()
+    assert list(restored) == list(saved) and len(saved) == 2 * sum(1 for _ in other.lora_scaling)
+    for name, tensor in saved.items():
+        assert torch.equal(restored[name], tensor), name
+    prompts = [[5, 6, 7, 8, 9], [10, 11, 12]]
+    greedy = SamplingParams(temperature=0.0, max_new_tokens=10)
+    engines = [HFBackend.from_pretrained(model_dir, lora=lora_spec(LORA)) for _ in range(2)]
+    engines[0].load_weights(saved, version=3)
+    engines[1].load_weights(restored, version=3)
+    first, second = (engine.generate(prompts, greedy) for engine in engines)
+    assert [c.response_ids for c in first] == [c.response_ids for c in second]
+    assert [c.logprobs for c in first] == [c.logprobs for c in second]
+    rl_update(other, group)
+    for name, tensor in other.sync_weights().items():
+        assert torch.allclose(tensor, continued[name], atol=1e-6), name

@@ -8,17 +8,20 @@ from pathlib import Path
 
 import pytest
 import ray
+import torch
 
 from raygent.environments.toolcalc import corpus
 from raygent.jobs.grpo_toy.tasks import toolcalc_tasks
 from raygent.platform.rl import metrics as m
 from raygent.platform.rl.batch import Sample
+from raygent.platform.rl.distributed import lora_spec
 from raygent.platform.rl.engine import start_engines
 from raygent.platform.rl.learner import Learner
 from raygent.platform.rl.settings import AgentRunConfig
 from raygent.platform.rl.trainer import AgentTrainer
 from raygent.platform.rl.weight_sync import CollectiveSync, ObjectStoreSync
 from raygent.policies.backends.base import SamplingParams
+from raygent.policies.loading import load_policy
 from raygent.policies.presets import build_tiny_model
 from raygent.policies.tokenizer import build_tokenizer
 
@@ -117,6 +120,91 @@ def test_weight_sync_delivers_the_learners_weights(cluster: None, model_dir: Pat
         assert new.logprobs == pytest.approx(expected, abs=1e-4), "the engine scores tokens as the learner does"
     for actor in [*engines, learner]:
         ray.kill(actor)
+
+
+LORA = {"rank": 4, "alpha": 8.0, "target_modules": ["q_proj", "v_proj"]}
+
+
+@pytest.mark.parametrize(
+    "sync",
+    [ObjectStoreSync(), CollectiveSync(backend="gloo", group_name="test-adapters")],
+    ids=["object_store", "gloo"],
+)
+def test_adapter_only_sync_sends_the_adapters_and_the_engines_generate_with_them(
+    cluster: None, model_dir: Path, sync: object
+) -> None:
+    """With `learner.lora` each engine actor receives lora_A and lora_B of every target module and nothing else
+    (count and bytes, as the engine counted them), and its next generation is scored as the learner scores it."""
+    settings = small_config(learner={"lora": LORA}).learner
+    assert settings.lora is not None
+    engines = start_engines(2, "hf", str(model_dir), {"lora": lora_spec(settings.lora).model_dump()}, num_cpus=0)
+    learner = ray.remote(Learner).options(num_cpus=0).remote(str(model_dir), settings)
+    ray.get(learner.reset_optimizer.remote(5e-2))
+    prompt = [[5, 6, 7, 8, 9]]
+    (old,) = ray.get(engines[0].generate.remote(prompt, GREEDY))
+    for _ in range(2):
+        ray.get(learner.sft.remote(_samples([old])))
+    plain = load_policy(model_dir)[0].state_dict()
+    targets = [n.removesuffix(".weight") for n in plain if n.endswith(("q_proj.weight", "v_proj.weight"))]
+    expected = {f"{m}.lora_{ab}.default.weight" for m in targets for ab in "AB"}
+    expected_bytes = sum(4 * 4 * sum(plain[f"{m}.weight"].shape) for m in targets)  # float32, rank 4: r·(in+out)
+    assert {name for name, _, _ in ray.get(learner.weight_spec.remote())} == expected
+    assert sync.push(learner, engines, version=3) > 0  # type: ignore[attr-defined]
+    for engine in engines:
+        stats = ray.get(engine.get_stats.remote())
+        assert stats["load_tensors"] == len(expected) == 2 * len(targets)
+        assert stats["load_bytes"] == expected_bytes < sum(t.numel() * 4 for t in plain.values()) / 10
+        (new,) = ray.get(engine.generate.remote(prompt, GREEDY))
+        assert new.policy_version == 3
+        sample = Sample(tuple(new.prompt_ids), tuple(new.response_ids))
+        (expected_logprobs,) = ray.get(learner.evaluate_logprobs.remote([sample]))
+        assert new.logprobs == pytest.approx(expected_logprobs, abs=1e-4), "the engine scores as the learner does"
+        assert new.response_ids != old.response_ids or new.logprobs != pytest.approx(old.logprobs, abs=1e-3)
+    for actor in [*engines, learner]:
+        ray.kill(actor)
+
+
+def test_a_lora_run_syncs_adapters_only_and_its_resume_restores_each_one(
+    cluster: None, model_dir: Path, tmp_path: Path
+) -> None:
+    """A LoRA run: the trainer starts the engines with the learner's adapters and every push carries only them; a
+    resumed run restores each adapter into the learner and pushes it to its fresh engines, which then generate
+    what the first run's engines generated."""
+    config = small_config(
+        env={"demonstrations": "raygent.jobs.grpo_toy.tasks:toolcalc_demonstrations"},
+        learner={"lora": LORA, "lr": 5e-2},
+        sft={"steps": 1, "batch_tasks": 2, "lr": 5e-2},  # the adapters move off zero whatever the rewards
+        trainer={"steps": 2, "checkpoint_every": 1, "eval_tasks": 0},
+    )
+    prompt = [[5, 6, 7, 8, 9], [10, 11, 12]]
+    trainer = AgentTrainer(config, tmp_path, str(model_dir))
+    try:
+        trainer.run()
+        spec = ray.get(trainer.learner.rank0.weight_spec.remote())
+        stats = ray.get(trainer.engines[0].get_stats.remote())
+        trained = ray.get(trainer.learner.rank0.sync_weights.remote())
+        generated = ray.get(trainer.engines[0].generate.remote(prompt, GREEDY))
+        version = trainer.version
+    finally:
+        trainer.shutdown()
+    assert spec and all(".lora_" in name for name, _, _ in spec)
+    assert stats["load_tensors"] == len(spec) and stats["version"] == version > 0
+    assert any(bool(t.abs().sum() > 0) for n, t in trained.items() if ".lora_B." in n), "the adapters trained"
+    resumed = AgentTrainer(config, tmp_path, str(model_dir))
+    try:
+        resumed.run(resume=True)
+        restored = ray.get(resumed.learner.rank0.sync_weights.remote())
+        again = ray.get(resumed.engines[0].generate.remote(prompt, GREEDY))
+        stats = ray.get(resumed.engines[0].get_stats.remote())
+    finally:
+        resumed.shutdown()
+    assert list(restored) == list(trained)
+    for name, tensor in trained.items():
+        assert torch.equal(restored[name], tensor), name
+    assert stats["versions"][0] == version and stats["load_tensors"] == len(spec)
+    assert [c.response_ids for c in again] == [c.response_ids for c in generated]
+    for first, second in zip(generated, again, strict=True):
+        assert second.logprobs == pytest.approx(first.logprobs, abs=1e-5)
 
 
 def test_a_killed_rollout_worker_is_restarted_and_its_batch_resubmitted(

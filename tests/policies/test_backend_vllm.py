@@ -121,3 +121,33 @@ def test_vllm_load_weights_matches_hf_and_stops_at_eos(engine: EngineClient, ref
     engine.load_weights(original, version=2)
     reference.load_weights(original, version=2)
     assert [c.response_ids for c in engine.generate(PROMPTS, greedy)] == [c.response_ids for c in before]
+
+
+def test_vllm_adapter_only_sync_applies_the_adapter_in_its_slot(engine: EngineClient, model_dir: Path) -> None:
+    """An engine started with `lora` takes only adapter tensors (the learner's names) into its one LoRA slot: its
+    greedy generation and logprobs then equal the hf backend's with the same adapter, and a second version
+    replaces the first in place."""
+    from raygent.policies.adapters import LoraSpec, adapter_state
+
+    spec = LoraSpec(rank=4, alpha=8.0, target_modules=("q_proj", "v_proj"))
+    (actor,) = start_engines(1, "vllm", str(model_dir), {"max_model_len": 512, "lora": spec.model_dump()}, num_cpus=0)
+    adapted = EngineClient(actor)
+    reference = HFBackend.from_pretrained(model_dir, lora=spec)
+    greedy = SamplingParams(temperature=0.0, max_new_tokens=10)
+    base = adapted.generate(PROMPTS, greedy)
+    assert [c.response_ids for c in base] == [c.response_ids for c in reference.generate(PROMPTS, greedy)]
+    generator = torch.Generator().manual_seed(0)
+    for version in (1, 2):
+        with torch.no_grad():
+            for name, param in reference.model.named_parameters():
+                if ".lora_" in name:
+                    param.copy_(torch.randn(param.shape, generator=generator) * 0.3)
+        state = {name: tensor.clone() for name, tensor in adapter_state(reference.model.state_dict()).items()}
+        adapted.load_weights(state, version=version)
+        ours, theirs = adapted.generate(PROMPTS, greedy), reference.generate(PROMPTS, greedy)
+        assert {c.policy_version for c in ours} == {version}
+        assert [c.response_ids for c in ours] == [c.response_ids for c in theirs]
+        for mine, expected in zip(ours, theirs, strict=True):
+            assert mine.logprobs == pytest.approx(expected.logprobs, abs=1e-3)
+    assert [c.response_ids for c in ours] != [c.response_ids for c in base]
+    ray.kill(actor)
