@@ -176,10 +176,10 @@ CLI_CASES: list[tuple[list[str], str]] = [
     # a LoRA target the model does not have, before Ray starts (the tiny preset's layers; peft would adapt q_proj
     # alone, or fail inside the learner actor when no target matches)
     (
-        ["run", "grpo_toy", "learner.lora={rank: 4, target_modules: [q_proj, qkv_proj]}"],
+        ["run", "grpo_toy_tiny", "learner.lora={rank: 4, target_modules: [q_proj, qkv_proj]}"],
         "learner.lora.target_modules: ['qkv_proj'] is no linear layer of the model (qwen2: its linear layers are",
     ),
-    (["run", "grpo_toy", "learner.lora={target_modules: [c_attn]}", "policy.preset=tiny-llama"], "['c_attn']"),
+    (["run", "grpo_toy_tiny", "learner.lora={target_modules: [c_attn]}", "policy.preset=tiny-llama"], "['c_attn']"),
     # click's own checks, printed the same way
     (["run", "fls", "--bogus"], "No such option: --bogus"),
     (["serve"], "Missing argument"),
