@@ -27,7 +27,7 @@ from pathlib import Path
 from statistics import mean, pstdev
 
 from _runs import parse_args
-from grpo_toy import EVENING_RECIPE, per_template, run_once
+from grpo_toy import per_template, run_once
 
 GATE = ["tasks.entry=raygent.platform.rl.tasks:AdmissionGate", "tasks.kwargs={min_outcomes: 8, window: 32}"]
 
@@ -46,7 +46,7 @@ VARIANTS: dict[str, list[str]] = {
 }
 EXTRA_VARIANTS: dict[str, list[str]] = {
     # the recipe of 2026-12-07 evening (10 SFT steps and the gate), the base of the first ablation table
-    "evening": EVENING_RECIPE,
+    "evening": ["sft.steps=10", *GATE],
     # what might hold what SFT taught under an update that seeks a shortcut (not parts of the recipe: `--variants`)
     # a KL to the policy as RL began (after SFT), k3 estimator
     "kl": ["learner.loss.terms=[{name: grpo, clip_high: 0.28}, {name: kl, coef: 0.05}]"],

@@ -29,14 +29,6 @@ from statistics import mean, pstdev
 
 from _runs import parse_args, run_job
 
-EVENING_RECIPE = [
-    "sft.steps=10",
-    "tasks.entry=raygent.platform.rl.tasks:AdmissionGate",
-    "tasks.kwargs={min_outcomes: 8, window: 32}",
-]
-"""The recipe of 2026-12-07 evening on top of today's `grpo_toy` config: 10 SFT steps and the admission gate (the base
-of the ablation's table in docs/architecture.md; the config itself has 5 SFT steps and no gate since 2026-12-08)."""
-
 
 def run_once(seed: int, overrides: list[str], run_dir: Path, job: str = "grpo_toy") -> tuple[dict, float]:
     """(summary.json, minutes) of one `raygent run JOB` (`grpo_toy` or `grpo_toy_tiny`) in a fresh process."""
