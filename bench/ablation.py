@@ -10,8 +10,9 @@ bench resumes where it stopped.
 Measured (docs/architecture.md, "The small-model recipe"; runs reproducible): the recipe (5 SFT steps) +0.420 ±
 0.060 (2026-12-08); with 10 SFT steps (`sft_10`) +0.104 ± 0.206, with 10 SFT steps and the gate (`evening`, the
 recipe of 2026-12-07) −0.076 ± 0.358, and on that recipe: dynamic sampling off +0.101 ± 0.209, a 3-step warm-up
-+0.101 ± 0.157, full fine-tuning −0.056 ± 0.048 (2026-12-07). `gate` (5 SFT steps and the gate) and the
-`EXTRA_VARIANTS` on the new recipe are not measured yet.
++0.101 ± 0.157, full fine-tuning −0.056 ± 0.048 (2026-12-07). `gate` (5 SFT steps and the gate, 2026-12-08, seeds 0
+and 1): +0.510 / +0.219 (the recipe on them: +0.500 / +0.354). The `EXTRA_VARIANTS` on the new recipe are not
+measured yet.
 
 Per run: `seed=S variant=V sft=… grpo=… gain=… minutes=…` and the per-template counts. Then a table (gain mean ±
 population standard deviation over seeds, minutes a run). Last line: `<variant>_gain=…` for every variant, then
