@@ -202,7 +202,7 @@ class AdaptiveSource(StaticSource):
 
 
 class GateSettings(BaseModel):
-    """`tasks.kwargs` of `AdmissionGate`, checked when the config is (the gate's constructor has the defaults)."""
+    """`tasks.kwargs` of `AdmissionGate`: checked when the config is, and what the gate is built from."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -227,29 +227,15 @@ class AdmissionGate:
 
     Settings = GateSettings
 
-    def __init__(
-        self,
-        task_fn: TaskFunction,
-        *,
-        batch_size: int,
-        source: dict[str, Any] | None = None,
-        low: float = 0.2,
-        high: float = 0.8,
-        window: int = 32,
-        min_outcomes: int = 8,
-        candidates: int = 4,
-        **kwargs: Any,
-    ) -> None:
-        if not 0.0 <= low <= high <= 1.0:
-            raise ValueError(f"AdmissionGate needs 0 <= low <= high <= 1, got low={low}, high={high}")
-        if window < 1 or min_outcomes < 1 or candidates < 1:
-            raise ValueError("AdmissionGate needs window >= 1, min_outcomes >= 1 and candidates >= 1")
-        inner = TaskSettings(**(source or {}))
-        if load_entry(inner.entry) is AdmissionGate:
-            raise ValueError("AdmissionGate cannot wrap another AdmissionGate")
-        self.inner = make_source(inner, task_fn, batch_size=batch_size * candidates, **kwargs)
-        self.batch_size, self.low, self.high = batch_size, low, high
-        self.window, self.min_outcomes = window, min_outcomes
+    def __init__(self, task_fn: TaskFunction, *, batch_size: int, **kwargs: Any) -> None:
+        """`kwargs`: the gate's own (`GateSettings`: its defaults and bounds, the ones the config is checked
+        against), then what `make_source` hands every source (split, seed, stage, task_kwargs)."""
+        own = {name: kwargs.pop(name) for name in GateSettings.model_fields if name in kwargs}
+        gate = GateSettings.model_validate(own)
+        inner = gate.source or TaskSettings()
+        self.inner = make_source(inner, task_fn, batch_size=batch_size * gate.candidates, **kwargs)
+        self.batch_size, self.low, self.high = batch_size, gate.low, gate.high
+        self.window, self.min_outcomes = gate.window, gate.min_outcomes
         self.outcomes: dict[str, deque[bool]] = {}
         self.peak: dict[str, float] = {}
         """Each template's highest running success rate so far: one that fell below the band is being forgotten,
